@@ -1,0 +1,1 @@
+"""Axiom: chat with your own documents, answered from them only, with citations."""

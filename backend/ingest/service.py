@@ -1,0 +1,193 @@
+"""Ingestion: load → chunk → embed → store in Chroma and BM25, atomically per document.
+
+Order of writes: the registry row ('indexing') first, then Chroma and BM25, then parents + 'ready' in one
+transaction. Any failure rolls the batch back from every store; a kill mid-way leaves an 'indexing' row that
+``recover()`` rolls back at the next start. Retrieval only returns parents of ready documents, so a document is
+never visible half-stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.embeddings import Embedder
+from backend.errors import AxiomError, NotFound, UnreadableDocument
+from backend.ids import new_document_id, validate_id
+from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.loaders import load_document
+from backend.models import Chunk, LoadedDocument, Parent
+from backend.stores.bm25 import BM25Store
+from backend.stores.chroma import ChromaStore
+from backend.stores.documents import DocumentRecord, DocumentStore, new_record
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[float], None]
+Loader = Callable[[str, bytes], LoadedDocument]
+
+# Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
+_PROGRESS_SLICE = 64
+
+
+@dataclass(frozen=True, slots=True)
+class IngestedDocument:
+    document_id: str
+    filename: str
+    page_count: int
+    chunk_count: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    record: DocumentRecord
+    parents: list[Parent]
+    chunks: list[Chunk]
+
+
+class IngestionService:
+    def __init__(
+        self,
+        *,
+        chunker: ParentChildChunker,
+        embedder: Embedder,
+        vectors: ChromaStore,
+        keywords: BM25Store,
+        documents: DocumentStore,
+        load: Loader = load_document,
+    ) -> None:
+        self._chunker = chunker
+        self._embedder = embedder
+        self._vectors = vectors
+        self._keywords = keywords
+        self._documents = documents
+        self._load = load
+        # Serialises ingestion within a chat, so two uploads of one file cannot both pass the duplicate check.
+        self._chat_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+
+    def ingest(self, chat_id: str, filename: str, data: bytes, progress: Progress | None = None) -> IngestedDocument:
+        (result,) = self.ingest_many(chat_id, [(filename, data)], progress)
+        if isinstance(result, AxiomError):
+            raise result
+        return result
+
+    def ingest_many(
+        self, chat_id: str, files: Sequence[tuple[str, bytes]], progress: Progress | None = None
+    ) -> list[IngestedDocument | AxiomError]:
+        """One result per file, in order: the stored document, or the typed error that kept it out.
+
+        A file that cannot be read fails alone; a storage failure rolls back every new document of the batch.
+        """
+        validate_id(chat_id, field="chat_id")
+        with self._chat_locks[chat_id]:
+            results: list[IngestedDocument | AxiomError | _Prepared] = []
+            seen: dict[str, IngestedDocument | _Prepared] = {}
+            for filename, data in files:
+                sha256 = hashlib.sha256(data).hexdigest()
+                earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
+                if earlier is not None:
+                    results.append(_as_duplicate(earlier))
+                    continue
+                try:
+                    prepared = self._prepare(chat_id, filename, data, sha256)
+                except AxiomError as error:
+                    results.append(error)
+                    continue
+                seen[sha256] = prepared
+                results.append(prepared)
+            self._store([r for r in results if isinstance(r, _Prepared)], chat_id, progress)
+            return [_as_ingested(r) if isinstance(r, _Prepared) else r for r in results]
+
+    def _prepare(self, chat_id: str, filename: str, data: bytes, sha256: str) -> _Prepared:
+        try:
+            document = self._load(filename, data)
+        except AxiomError:
+            raise
+        except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace
+            log.exception("loading %r failed unexpectedly", filename)
+            raise UnreadableDocument(
+                f"'{filename}' could not be read; the file may be damaged.", reason=UnreadableDocument.CORRUPT
+            ) from exc
+        document_id = new_document_id()
+        parents, chunks = self._chunker.chunk(document, document_id)
+        if not chunks:
+            raise UnreadableDocument(
+                f"'{document.filename}' contains no text that could be indexed.", reason=UnreadableDocument.NO_TEXT
+            )
+        record = new_record(
+            document_id=document_id, chat_id=chat_id, filename=document.filename, sha256=sha256,
+            file_type=document.file_type, size_bytes=len(data), page_count=max(p.number for p in document.pages),
+        )
+        return _Prepared(record=record, parents=parents, chunks=chunks)
+
+    def _store(self, batch: list[_Prepared], chat_id: str, progress: Progress | None) -> None:
+        if not batch:
+            if progress:
+                progress(1.0)
+            return
+        chunks = [chunk for prepared in batch for chunk in prepared.chunks]
+        embeddings = self._embed(chunks, progress)
+        for prepared in batch:
+            self._documents.begin(prepared.record)
+        try:
+            self._vectors.add(chat_id, chunks, embeddings)
+            self._keywords.add(chat_id, chunks)
+            for prepared in batch:
+                self._documents.mark_ready(prepared.record.document_id, prepared.parents, len(prepared.chunks))
+        except BaseException:
+            for prepared in batch:
+                self._roll_back(chat_id, prepared.record.document_id)
+            raise
+        if progress:
+            progress(1.0)
+
+    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> np.ndarray:
+        parts = []
+        for start in range(0, len(chunks), _PROGRESS_SLICE):
+            parts.append(self._embedder.embed_documents([c.text for c in chunks[start : start + _PROGRESS_SLICE]]))
+            if progress:
+                # Storing the vectors takes the last few percent.
+                progress(0.95 * min(1.0, (start + _PROGRESS_SLICE) / len(chunks)))
+        return np.vstack(parts)
+
+    def _roll_back(self, chat_id: str, document_id: str) -> None:
+        self._vectors.delete_document(chat_id, document_id)
+        self._keywords.delete_document(chat_id, document_id)
+        self._documents.remove(document_id)
+
+    def delete(self, chat_id: str, document_id: str) -> None:
+        validate_id(chat_id, field="chat_id")
+        validate_id(document_id, field="doc_id")
+        with self._chat_locks[chat_id]:
+            if self._documents.get(chat_id, document_id) is None:
+                raise NotFound(f"Document {document_id} was not found in this chat.", doc_id=document_id)
+            self._roll_back(chat_id, document_id)
+
+    def recover(self) -> list[str]:
+        """Roll back documents a crash left half-indexed; returns their ids."""
+        stale = self._documents.incomplete()
+        for record in stale:
+            log.warning("rolling back %s (%s), left incomplete by an earlier run", record.document_id, record.filename)
+            self._roll_back(record.chat_id, record.document_id)
+        return [record.document_id for record in stale]
+
+
+def _as_ingested(prepared: _Prepared) -> IngestedDocument:
+    record = prepared.record
+    return IngestedDocument(record.document_id, record.filename, record.page_count, len(prepared.chunks))
+
+
+def _as_duplicate(earlier: DocumentRecord | _Prepared) -> IngestedDocument:
+    if isinstance(earlier, _Prepared):
+        return IngestedDocument(
+            earlier.record.document_id, earlier.record.filename, earlier.record.page_count,
+            len(earlier.chunks), duplicate=True,
+        )
+    return IngestedDocument(earlier.document_id, earlier.filename, earlier.page_count, earlier.chunk_count, True)

@@ -1,0 +1,60 @@
+"""Plain data passed between the stages. No behaviour beyond trivial derived values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """Text of one page (PDF) or one section (TXT, MD, DOCX); ``number`` is 1-based."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    filename: str
+    file_type: str  # "pdf" | "txt" | "md" | "docx"
+    pages: tuple[Page, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """A ~2000-char block handed to the LLM. Parents never cross a page, so a citation's page is exact."""
+
+    parent_id: str
+    document_id: str
+    filename: str
+    page: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A ~400-char child of a parent: the unit that is embedded and indexed."""
+
+    chunk_id: str
+    parent_id: str
+    document_id: str
+    filename: str
+    page: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredChunk:
+    """A child chunk as ranked by one retriever or by fusion; higher score is better."""
+
+    chunk: Chunk
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A parent reached through its best-scoring child, after parent expansion."""
+
+    parent: Parent
+    best_chunk: Chunk
+    score: float

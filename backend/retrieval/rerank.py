@@ -1,0 +1,105 @@
+"""The rerank stage: re-score expanded passages against the query, then keep the best ``final_k`` that pass
+the relevance threshold.
+
+Scores are in [0, 1] so one threshold means the same thing whichever reranker is on. The default needs no model
+beyond the bundled embedder; a sentence-transformers CrossEncoder switches on when a model is configured.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+import numpy as np
+
+from backend.embeddings import Embedder
+from backend.models import Passage
+
+log = logging.getLogger(__name__)
+
+
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
+        """All passages, re-scored in [0, 1], best first."""
+        ...
+
+
+class FusedOrderReranker:
+    """Keeps the fused order; scores become the share of the best fused score so the threshold still applies."""
+
+    name = "none"
+
+    def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
+        if not passages:
+            return []
+        top = max(p.score for p in passages) or 1.0
+        return [replace(p, score=p.score / top) for p in sorted(passages, key=lambda p: -p.score)]
+
+
+class BiEncoderReranker:
+    """Cosine similarity between the query and each passage's best child, with the bundled MiniLM.
+
+    Children were embedded at ingestion and sit in the embedding cache, so re-scoring costs one query embedding
+    and cache look-ups, not model calls. BM25-only hits, which had no dense score, get one here.
+    """
+
+    name = "bi-encoder"
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
+        if not passages:
+            return []
+        query_vector = self._embedder.embed_query(query)
+        child_vectors = self._embedder.embed_documents([p.best_chunk.text for p in passages])
+        similarities = np.clip(child_vectors @ query_vector, 0.0, 1.0)
+        rescored = [replace(p, score=float(s)) for p, s in zip(passages, similarities)]
+        return sorted(rescored, key=lambda p: -p.score)
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder (e.g. ms-marco-MiniLM-L-6-v2 from a local path), sigmoid-normalised."""
+
+    name = "cross-encoder"
+
+    def __init__(self, model_name_or_path: str, batch_size: int = 32) -> None:
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:  # the optional extra is not installed
+            raise RuntimeError(
+                "The cross-encoder reranker needs sentence-transformers: pip install 'axiom[sentence-transformers]'"
+            ) from exc
+        self._model = CrossEncoder(model_name_or_path, device="cpu")
+        self._batch_size = batch_size
+
+    def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
+        if not passages:
+            return []
+        logits = self._model.predict(
+            [(query, p.parent.text) for p in passages], batch_size=self._batch_size, activation_fn=None
+        )
+        rescored = [replace(p, score=1.0 / (1.0 + math.exp(-float(x)))) for p, x in zip(passages, logits)]
+        return sorted(rescored, key=lambda p: -p.score)
+
+
+def select_relevant(ranked: Sequence[Passage], *, final_k: int, threshold: float) -> list[Passage]:
+    """The best ``final_k`` passages scoring at least ``threshold``; empty means the documents do not answer."""
+    return [p for p in ranked if p.score >= threshold][:final_k]
+
+
+def build_reranker(kind: str, embedder: Embedder, cross_encoder_model: str | None) -> Reranker:
+    if kind == "cross-encoder" or (kind != "none" and cross_encoder_model):
+        if not cross_encoder_model:
+            raise ValueError("reranker 'cross-encoder' needs AXIOM_CROSS_ENCODER_MODEL (a local path or name)")
+        return CrossEncoderReranker(cross_encoder_model)
+    if kind == "bi-encoder":
+        return BiEncoderReranker(embedder)
+    if kind == "none":
+        return FusedOrderReranker()
+    raise ValueError(f"unknown reranker {kind!r}; expected 'bi-encoder', 'cross-encoder' or 'none'")

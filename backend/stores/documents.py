@@ -1,0 +1,175 @@
+"""The registry of each chat's documents and their parent texts (SQLite).
+
+A document row is written with status 'indexing' before any chunk reaches Chroma or BM25 and becomes 'ready'
+only when both hold all of it; its parents are written in that same transaction. So a row still 'indexing' after
+a crash marks exactly the documents to roll back, and parents (what retrieval returns) exist only for complete
+documents.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend.models import Parent
+
+INDEXING = "indexing"
+READY = "ready"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    document_id TEXT PRIMARY KEY,
+    chat_id     TEXT NOT NULL,
+    filename    TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    file_type   TEXT NOT NULL,
+    size_bytes  INTEGER NOT NULL,
+    page_count  INTEGER NOT NULL DEFAULT 0,
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    status      TEXT NOT NULL,
+    created_at  REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS documents_chat_sha ON documents(chat_id, sha256);
+CREATE TABLE IF NOT EXISTS parents (
+    parent_id   TEXT PRIMARY KEY,
+    document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    page        INTEGER NOT NULL,
+    text        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS parents_document ON parents(document_id, seq);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    document_id: str
+    chat_id: str
+    filename: str
+    sha256: str
+    file_type: str
+    size_bytes: int
+    page_count: int
+    chunk_count: int
+    status: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    documents: int
+    chunks: int
+
+
+class DocumentStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._local = threading.local()
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
+    def _connection(self) -> sqlite3.Connection:
+        # One connection per thread: sqlite3 connections must not be shared across threads.
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self._path, timeout=30)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            self._local.db = db
+        return db
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = self._connection()
+        with db:  # commits on success, rolls back on error
+            yield db
+
+    def begin(self, record: DocumentRecord) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (record.document_id, record.chat_id, record.filename, record.sha256, record.file_type,
+                 record.size_bytes, record.page_count, record.chunk_count, INDEXING, record.created_at),
+            )
+
+    def mark_ready(self, document_id: str, parents: Sequence[Parent], chunk_count: int) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "INSERT INTO parents VALUES (?,?,?,?,?)",
+                [(p.parent_id, document_id, seq, p.page, p.text) for seq, p in enumerate(parents)],
+            )
+            db.execute(
+                "UPDATE documents SET status=?, chunk_count=? WHERE document_id=?", (READY, chunk_count, document_id)
+            )
+
+    def remove(self, document_id: str) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM documents WHERE document_id=?", (document_id,))
+
+    def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
+        row = self._connection().execute(
+            "SELECT * FROM documents WHERE chat_id=? AND document_id=?", (chat_id, document_id)
+        ).fetchone()
+        return DocumentRecord(**row) if row else None
+
+    def find_by_sha256(self, chat_id: str, sha256: str) -> DocumentRecord | None:
+        row = self._connection().execute(
+            "SELECT * FROM documents WHERE chat_id=? AND sha256=?", (chat_id, sha256)
+        ).fetchone()
+        return DocumentRecord(**row) if row else None
+
+    def list(self, chat_id: str) -> list[DocumentRecord]:
+        rows = self._connection().execute(
+            "SELECT * FROM documents WHERE chat_id=? AND status=? ORDER BY created_at", (chat_id, READY)
+        ).fetchall()
+        return [DocumentRecord(**row) for row in rows]
+
+    def totals(self) -> Totals:
+        row = self._connection().execute(
+            "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM documents WHERE status=?", (READY,)
+        ).fetchone()
+        return Totals(documents=row[0], chunks=row[1])
+
+    def incomplete(self) -> list[DocumentRecord]:
+        rows = self._connection().execute("SELECT * FROM documents WHERE status=?", (INDEXING,)).fetchall()
+        return [DocumentRecord(**row) for row in rows]
+
+    def parents(self, parent_ids: Iterable[str]) -> dict[str, Parent]:
+        """Parents by id; only those of ready documents exist, so nothing half-indexed is returned."""
+        ids = list(dict.fromkeys(parent_ids))
+        found: dict[str, Parent] = {}
+        db = self._connection()
+        for start in range(0, len(ids), 500):  # stay below SQLite's bound-parameter limit
+            batch = ids[start : start + 500]
+            rows = db.execute(
+                "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
+                f"JOIN documents d USING(document_id) WHERE p.parent_id IN ({','.join('?' * len(batch))})",
+                batch,
+            ).fetchall()
+            found.update({row["parent_id"]: Parent(**row) for row in rows})
+        return found
+
+    def chat_parents(self, chat_id: str) -> list[Parent]:
+        """Every parent of a chat's ready documents, in upload then page order (for summaries)."""
+        rows = self._connection().execute(
+            "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
+            "JOIN documents d USING(document_id) WHERE d.chat_id=? AND d.status=? ORDER BY d.created_at, p.seq",
+            (chat_id, READY),
+        ).fetchall()
+        return [Parent(**row) for row in rows]
+
+
+def new_record(
+    *, document_id: str, chat_id: str, filename: str, sha256: str, file_type: str, size_bytes: int, page_count: int
+) -> DocumentRecord:
+    return DocumentRecord(
+        document_id=document_id, chat_id=chat_id, filename=filename, sha256=sha256, file_type=file_type,
+        size_bytes=size_bytes, page_count=page_count, chunk_count=0, status=INDEXING, created_at=time.time(),
+    )
