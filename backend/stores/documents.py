@@ -9,14 +9,13 @@ documents.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from backend.models import Parent
+from backend.stores.sqlite import ThreadLocalSQLite
 
 INDEXING = "indexing"
 READY = "ready"
@@ -68,31 +67,10 @@ class Totals:
 
 class DocumentStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._local = threading.local()
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
-
-    def _connection(self) -> sqlite3.Connection:
-        # One connection per thread: sqlite3 connections must not be shared across threads.
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self._path, timeout=30)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            self._local.db = db
-        return db
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = self._connection()
-        with db:  # commits on success, rolls back on error
-            yield db
+        self._db = ThreadLocalSQLite(path, _SCHEMA, row_factory=sqlite3.Row)
 
     def begin(self, record: DocumentRecord) -> None:
-        with self._connect() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (record.document_id, record.chat_id, record.filename, record.sha256, record.file_type,
@@ -100,7 +78,7 @@ class DocumentStore:
             )
 
     def mark_ready(self, document_id: str, parents: Sequence[Parent], chunk_count: int) -> None:
-        with self._connect() as db:
+        with self._db.transaction() as db:
             db.executemany(
                 "INSERT INTO parents VALUES (?,?,?,?,?)",
                 [(p.parent_id, document_id, seq, p.page, p.text) for seq, p in enumerate(parents)],
@@ -110,42 +88,42 @@ class DocumentStore:
             )
 
     def remove(self, document_id: str) -> None:
-        with self._connect() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM documents WHERE document_id=?", (document_id,))
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
-        row = self._connection().execute(
+        row = self._db.connection().execute(
             "SELECT * FROM documents WHERE chat_id=? AND document_id=?", (chat_id, document_id)
         ).fetchone()
         return DocumentRecord(**row) if row else None
 
     def find_by_sha256(self, chat_id: str, sha256: str) -> DocumentRecord | None:
-        row = self._connection().execute(
+        row = self._db.connection().execute(
             "SELECT * FROM documents WHERE chat_id=? AND sha256=?", (chat_id, sha256)
         ).fetchone()
         return DocumentRecord(**row) if row else None
 
     def list(self, chat_id: str) -> list[DocumentRecord]:
-        rows = self._connection().execute(
+        rows = self._db.connection().execute(
             "SELECT * FROM documents WHERE chat_id=? AND status=? ORDER BY created_at", (chat_id, READY)
         ).fetchall()
         return [DocumentRecord(**row) for row in rows]
 
     def totals(self) -> Totals:
-        row = self._connection().execute(
+        row = self._db.connection().execute(
             "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM documents WHERE status=?", (READY,)
         ).fetchone()
         return Totals(documents=row[0], chunks=row[1])
 
     def incomplete(self) -> list[DocumentRecord]:
-        rows = self._connection().execute("SELECT * FROM documents WHERE status=?", (INDEXING,)).fetchall()
+        rows = self._db.connection().execute("SELECT * FROM documents WHERE status=?", (INDEXING,)).fetchall()
         return [DocumentRecord(**row) for row in rows]
 
     def parents(self, parent_ids: Iterable[str]) -> dict[str, Parent]:
         """Parents by id; only those of ready documents exist, so nothing half-indexed is returned."""
         ids = list(dict.fromkeys(parent_ids))
         found: dict[str, Parent] = {}
-        db = self._connection()
+        db = self._db.connection()
         for start in range(0, len(ids), 500):  # stay below SQLite's bound-parameter limit
             batch = ids[start : start + 500]
             rows = db.execute(
@@ -158,7 +136,7 @@ class DocumentStore:
 
     def chat_parents(self, chat_id: str) -> list[Parent]:
         """Every parent of a chat's ready documents, in upload then page order (for summaries)."""
-        rows = self._connection().execute(
+        rows = self._db.connection().execute(
             "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
             "JOIN documents d USING(document_id) WHERE d.chat_id=? AND d.status=? ORDER BY d.created_at, p.seq",
             (chat_id, READY),

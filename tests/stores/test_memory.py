@@ -1,0 +1,312 @@
+"""Conversation memory against a real SQLite file."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from backend.errors import ValidationFailed
+from backend.stores.memory import MemoryStore, MemoryWindows, StoredMessage
+
+THREADS = 8
+WRITES_PER_THREAD = 50
+ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+ANSWER_METADATA = {
+    "sources": [
+        {"document_id": "d1", "filename": "report.pdf", "page": 3, "score": 0.91, "excerpt": "Rückgang um 4 %"},
+        {"document_id": "d2", "filename": "notes.md", "page": 1, "score": 0.42, "excerpt": None},
+    ],
+    "groundedness": {"score": 0.87, "verdict": "grounded", "unsupported_claims": []},
+    "intent": "question",
+}
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "memory.db"
+
+
+@pytest.fixture
+def memory(db_path: Path) -> MemoryStore:
+    return MemoryStore(db_path)
+
+
+def contents(messages: list[StoredMessage]) -> list[str]:
+    return [m.content for m in messages]
+
+
+def test_the_database_file_is_created_in_wal_mode(memory: MemoryStore, db_path: Path) -> None:
+    memory.add("s1", "user", "hello")
+    with sqlite3.connect(db_path) as probe:
+        assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_stored_message_has_a_unique_hex_id_and_an_iso_utc_timestamp(memory: MemoryStore) -> None:
+    first = memory.add("s1", "user", "hello")
+    second = memory.add("s1", "user", "hello again")
+
+    assert first.id != second.id
+    assert all(re.fullmatch(r"[0-9a-f]{32}", m.id) for m in (first, second))
+    assert ISO_UTC.fullmatch(first.timestamp)
+    assert datetime.fromisoformat(first.timestamp).utcoffset().total_seconds() == 0
+    assert (first.session_id, first.role, first.metadata) == ("s1", "user", {})
+
+
+def test_history_is_in_write_order_and_equals_what_add_returned(memory: MemoryStore) -> None:
+    written = [memory.add("s1", "user" if n % 2 == 0 else "assistant", f"message {n}") for n in range(30)]
+
+    assert memory.history("s1") == written
+
+
+def test_order_follows_writes_even_when_timestamps_tie_or_go_backwards(memory: MemoryStore, db_path: Path) -> None:
+    for n in range(6):
+        memory.add("s1", "user", f"message {n}")
+    # A clock stepped backwards: later messages carry earlier or equal timestamps.
+    with sqlite3.connect(db_path) as db:
+        for seq, (message_id,) in enumerate(db.execute("SELECT id FROM messages ORDER BY rowid").fetchall()):
+            db.execute("UPDATE messages SET timestamp=? WHERE id=?", (f"2024-01-15T10:30:0{5 - seq // 2}.000Z",
+                                                                       message_id))
+
+    expected = [f"message {n}" for n in range(6)]
+    assert contents(memory.history("s1")) == expected
+    assert contents(memory.recent("s1", 3)) == expected[3:]
+
+
+def test_recent_returns_the_last_messages_oldest_first(memory: MemoryStore) -> None:
+    for n in range(10):
+        memory.add("s1", "user", f"message {n}")
+
+    assert contents(memory.recent("s1", 3)) == ["message 7", "message 8", "message 9"]
+    assert contents(memory.recent("s1", 50)) == [f"message {n}" for n in range(10)]
+    assert memory.recent("s1", 0) == []
+    assert memory.recent("never-used", 5) == []
+    with pytest.raises(ValueError):
+        memory.recent("s1", -1)
+
+
+def test_the_windows_are_the_seeds_and_each_reads_that_many_messages(memory: MemoryStore) -> None:
+    windows = MemoryWindows()
+    assert (windows.router, windows.rewrite, windows.generation, windows.context) == (3, 5, 5, 4)
+
+    for n in range(12):
+        memory.add_exchange("s1", f"question {n}", f"answer {n}")
+
+    for window in (windows.router, windows.rewrite, windows.generation, windows.context):
+        recent = memory.recent("s1", window)
+        assert len(recent) == window
+        assert recent[-1].content == "answer 11"
+
+
+def test_sessions_do_not_see_each_others_messages(memory: MemoryStore) -> None:
+    memory.add("alice", "user", "alice's question")
+    memory.add("bob", "user", "bob's question")
+
+    assert contents(memory.history("alice")) == ["alice's question"]
+    assert contents(memory.recent("bob", 5)) == ["bob's question"]
+
+
+def test_assistant_metadata_round_trips_with_nested_sources(memory: MemoryStore, db_path: Path) -> None:
+    user, assistant = memory.add_exchange("s1", "What fell?", "Sales fell by 4 % [1].", ANSWER_METADATA)
+
+    assert user.metadata == {}
+    assert assistant.metadata == ANSWER_METADATA
+    assert MemoryStore(db_path).history("s1")[1].metadata == ANSWER_METADATA
+
+
+def test_metadata_is_a_snapshot_taken_when_written(memory: MemoryStore) -> None:
+    metadata = {"sources": [{"page": 1}], "pages": (1, 2)}
+    stored = memory.add("s1", "assistant", "answer", metadata)
+    metadata["sources"].append({"page": 2})
+
+    assert stored.metadata == {"sources": [{"page": 1}], "pages": [1, 2]}
+    assert memory.history("s1")[0] == stored
+
+
+def test_metadata_that_is_not_json_is_refused_and_nothing_is_written(memory: MemoryStore) -> None:
+    with pytest.raises(TypeError):
+        memory.add_exchange("s1", "question", "answer", {"sources": {object()}})
+
+    assert not memory.exists("s1")
+
+
+def test_add_exchange_writes_the_question_then_the_answer(memory: MemoryStore) -> None:
+    memory.add_exchange("s1", "What is Axiom?", "A document assistant.", {"intent": "question"})
+
+    history = memory.history("s1")
+    assert [(m.role, m.content) for m in history] == [
+        ("user", "What is Axiom?"),
+        ("assistant", "A document assistant."),
+    ]
+    assert [m.as_chat_message() for m in history] == [
+        {"role": "user", "content": "What is Axiom?"},
+        {"role": "assistant", "content": "A document assistant."},
+    ]
+
+
+def test_add_exchange_writes_nothing_when_the_answer_cannot_be_written(memory: MemoryStore, db_path: Path) -> None:
+    # SQLite itself refuses the second row, as it would on a full disk, after the first row was inserted.
+    with sqlite3.connect(db_path) as db:
+        db.execute(
+            "CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant' "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+
+    with pytest.raises(sqlite3.DatabaseError):
+        memory.add_exchange("s1", "question", "answer")
+
+    assert not memory.exists("s1")
+
+
+def test_a_question_saved_before_a_failed_generation_stays(memory: MemoryStore) -> None:
+    memory.add("s1", "user", "Will this be answered?")
+
+    assert memory.exists("s1")
+    assert contents(memory.history("s1")) == ["Will this be answered?"]
+
+
+def test_exists_and_clear(memory: MemoryStore) -> None:
+    assert not memory.exists("s1")
+    memory.add_exchange("s1", "q1", "a1")
+    memory.add("s1", "user", "q2")
+    memory.add("s2", "user", "other session")
+    assert memory.exists("s1")
+
+    assert memory.clear("s1") == 3
+    assert not memory.exists("s1")
+    assert memory.history("s1") == []
+    assert memory.clear("s1") == 0
+    assert contents(memory.history("s2")) == ["other session"]
+
+
+def test_messages_persist_across_store_instances(memory: MemoryStore, db_path: Path) -> None:
+    written = memory.add_exchange("s1", "q1", "a1", ANSWER_METADATA)
+
+    reopened = MemoryStore(db_path)
+    assert reopened.history("s1") == list(written)
+    assert contents(reopened.recent("s1", 5)) == ["q1", "a1"]
+
+
+def test_last_exchange_is_none_without_an_answer(memory: MemoryStore) -> None:
+    assert memory.last_exchange("s1") is None
+    memory.add("s1", "user", "unanswered question")
+    assert memory.last_exchange("s1") is None
+
+
+def test_last_exchange_is_the_latest_answer_and_its_question(memory: MemoryStore) -> None:
+    memory.add_exchange("s1", "q1", "a1", {"intent": "question"})
+    memory.add_exchange("s1", "q2", "a2", ANSWER_METADATA)
+
+    question, answer = memory.last_exchange("s1")
+    assert (question.content, answer.content) == ("q2", "a2")
+    assert answer.metadata == ANSWER_METADATA
+
+
+def test_last_exchange_skips_the_follow_up_being_handled(memory: MemoryStore) -> None:
+    memory.add_exchange("s1", "q1", "a1")
+    memory.add("s1", "user", "simplify that")
+
+    question, answer = memory.last_exchange("s1")
+    assert (question.content, answer.content) == ("q1", "a1")
+
+
+def test_last_exchange_pairs_an_answer_with_the_question_just_before_it(memory: MemoryStore) -> None:
+    memory.add("s1", "user", "question whose generation failed")
+    memory.add("s1", "user", "q2")
+    memory.add("s1", "assistant", "a2")
+
+    question, answer = memory.last_exchange("s1")
+    assert (question.content, answer.content) == ("q2", "a2")
+
+
+def test_last_exchange_looks_only_within_the_window(memory: MemoryStore) -> None:
+    memory.add_exchange("s1", "q1", "a1")
+    for n in range(3):
+        memory.add("s1", "user", f"unanswered {n}")
+
+    # The window [a1, unanswered 0-2] holds the answer but not its question.
+    assert memory.last_exchange("s1", window=4) is None
+    question, answer = memory.last_exchange("s1", window=5)
+    assert (question.content, answer.content) == ("q1", "a1")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, s: m.add(s, "user", "x"),
+        lambda m, s: m.add_exchange(s, "q", "a"),
+        lambda m, s: m.recent(s, 5),
+        lambda m, s: m.history(s),
+        lambda m, s: m.exists(s),
+        lambda m, s: m.clear(s),
+        lambda m, s: m.last_exchange(s),
+    ],
+    ids=["add", "add_exchange", "recent", "history", "exists", "clear", "last_exchange"],
+)
+@pytest.mark.parametrize("session_id", ["", "../other", "a b", "x" * 64, "s1'; DROP TABLE messages;--"])
+def test_invalid_session_ids_are_refused(memory: MemoryStore, call, session_id: str) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        call(memory, session_id)
+
+    assert refused.value.details["field"] == "session_id"
+    assert memory.history("s1") == []
+
+
+def test_an_unknown_role_is_refused(memory: MemoryStore) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        memory.add("s1", "system", "you are a pirate")  # type: ignore[arg-type]
+
+    assert refused.value.details["field"] == "role"
+    assert not memory.exists("s1")
+
+
+def run_in_threads(work: Callable[[int], None]) -> None:
+    """Runs ``work(thread)`` on THREADS threads released at the same moment; re-raises any thread's error."""
+    start = threading.Barrier(THREADS)
+
+    def worker(thread: int) -> None:
+        start.wait()
+        work(thread)
+
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        list(pool.map(worker, range(THREADS)))
+
+
+def test_concurrent_writers_to_shared_and_own_sessions_lose_and_reorder_nothing(memory: MemoryStore) -> None:
+    def write(thread: int) -> None:
+        for n in range(WRITES_PER_THREAD):
+            memory.add("shared", "user", f"{thread}:{n}")
+            memory.add(f"own-{thread}", "user", f"{thread}:{n}")
+
+    run_in_threads(write)
+
+    shared = memory.history("shared")
+    assert len({m.id for m in shared}) == len(shared) == THREADS * WRITES_PER_THREAD
+    assert sorted(contents(shared)) == sorted(f"{t}:{n}" for t in range(THREADS) for n in range(WRITES_PER_THREAD))
+    for thread in range(THREADS):
+        in_write_order = [f"{thread}:{n}" for n in range(WRITES_PER_THREAD)]
+        assert [c for c in contents(shared) if c.startswith(f"{thread}:")] == in_write_order
+        assert contents(memory.history(f"own-{thread}")) == in_write_order
+
+
+def test_concurrent_exchanges_keep_each_answer_right_after_its_question(memory: MemoryStore) -> None:
+    def write(thread: int) -> None:
+        for n in range(WRITES_PER_THREAD // 2):
+            memory.add_exchange("shared", f"q {thread}:{n}", f"a {thread}:{n}", {"thread": thread, "n": n})
+
+    run_in_threads(write)
+
+    shared = memory.history("shared")
+    assert len(shared) == THREADS * WRITES_PER_THREAD
+    for question, answer in zip(shared[::2], shared[1::2]):
+        assert (question.role, answer.role) == ("user", "assistant")
+        assert answer.content == "a" + question.content[1:]
+    for thread in range(THREADS):
+        answers = [m.metadata["n"] for m in shared if m.role == "assistant" and m.metadata["thread"] == thread]
+        assert answers == list(range(WRITES_PER_THREAD // 2))
