@@ -1,0 +1,443 @@
+"""Loaders on real files: every file of the shared PDF corpus, plus PDF, TXT, MD and DOCX files built here.
+
+How each shared file ends (pypdf 7.1 + cryptography + fonttools), asserted in SHARED_LOADS / SHARED_REFUSALS:
+  loaded     academic_2col_* (16, 13, 10, 8, 10 pages), encrypted_ownerpw_only (2: opens with the empty password),
+             gov_us_federal-register (15), long_de_GeoTopo (117), long_us_irs_i1040nr (50),
+             long_us_irs_irm 400p (398: pages 2 and 400 are blank), malformed_pdfplumber-issue-932 (1: "2021 3 31"),
+             malformed_zen_of_python_corrupted (1: pypdf recovers it), nonenglish ar_habibi / ar_rtl_word / fr / ko,
+             scanned_multipage_mixed (only page 4 of 6 has a text layer), tables_* (16, 1, 17 of 18),
+             the OCR ground-truth .txt and SOURCE.md
+  ENCRYPTED  encrypted_aes256_userpw_foo, encrypted_rc4-128_userpw_foo, encrypted_userpw_openpassword
+  EMPTY      malformed_empty_0_bytes          CORRUPT  malformed_header_and_eof_only
+  NO_TEXT    scanned_c02-22, scanned_docling_ocr_test, scanned_linn_two-column_brochure (no text layer);
+             garbled_textlayer_sbert (shifted glyph codes, no spaces) and nonenglish_ja_jo (CID font without a
+             usable ToUnicode map) decode to mojibake
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import docx
+import pytest
+from docx.document import Document as WordDocument
+from docx.enum.section import WD_SECTION
+from pypdf import PdfWriter
+
+from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders import load_document, normalise_text
+from backend.models import LoadedDocument
+
+EMPTY, ENCRYPTED, CORRUPT, NO_TEXT = (
+    UnreadableDocument.EMPTY,
+    UnreadableDocument.ENCRYPTED,
+    UnreadableDocument.CORRUPT,
+    UnreadableDocument.NO_TEXT,
+)
+
+
+@dataclass(frozen=True)
+class Loads:
+    """A file that loads: its page count, the pages with no text (skipped), and a phrase its text must contain."""
+
+    page_count: int
+    contains: str
+    blank: tuple[int, ...] = ()
+
+    @property
+    def page_numbers(self) -> list[int]:
+        return [number for number in range(1, self.page_count + 1) if number not in self.blank]
+
+
+SHARED_LOADS = {
+    "academic_2col_bert_1810.04805.pdf": Loads(16, "Bidirectional Encoder Representations"),
+    "academic_2col_dpr_2004.04906.pdf": Loads(13, "Dense Passage Retrieval"),
+    "academic_2col_drqa_chen2017.pdf": Loads(10, "Reading Wikipedia to Answer Open-Domain Questions"),
+    "academic_2col_naacl06-shinyama.pdf": Loads(8, "Preemptive Information Extraction"),
+    "academic_2col_squad_rajpurkar2016.pdf": Loads(10, "SQuAD"),
+    "encrypted_ownerpw_only_copy-protected.pdf": Loads(2, "LayoutParser"),
+    "gov_us_federal-register-2020-17221.pdf": Loads(15, "FEDERAL REGISTER"),
+    # "Definition" is printed with an "fi" ligature: found only because ligatures are expanded.
+    "long_de_GeoTopo_117p.pdf": Loads(117, "Definition"),
+    "long_us_irs_i1040nr_50p.pdf": Loads(50, "Instructions for Form 1040NR"),
+    "long_us_irs_irm_2.3.59_400p.pdf": Loads(400, "IDRS Terminal Responses", blank=(2, 400)),
+    "malformed_pdfplumber-issue-932.pdf": Loads(1, "2021 3 31"),
+    "malformed_zen_of_python_corrupted.pdf": Loads(1, "Beautiful is better than ugly."),
+    "nonenglish_ar_habibi.pdf": Loads(1, "habibi"),
+    "nonenglish_ar_rtl_word.pdf": Loads(1, "البرمجة"),
+    "nonenglish_fr_olap_paper.pdf": Loads(12, "Résumés et interrogations de logs de requêtes OLAP"),
+    "nonenglish_ko_text-with-tables.pdf": Loads(1, "포인트"),
+    "scanned_multipage_mixed.pdf": Loads(6, "Percentage", blank=(1, 2, 3, 5, 6)),
+    "tables_ca-warn-report_16p.pdf": Loads(16, "Notice Date"),
+    "tables_fbi_nics-background-checks-2015-11.pdf": Loads(1, "Alabama 18,870"),
+    "tables_ibm_redpaper_redp5110_sampled.pdf": Loads(18, "Row and Column Access Control", blank=(17,)),
+    "scanned_linn_two-column_brochure.groundtruth.txt": Loads(1, "The LinnSequencer"),
+    "SOURCE.md": Loads(1, "Real-world PDF test set"),
+}
+
+SHARED_REFUSALS = {
+    "encrypted_aes256_userpw_foo.pdf": ENCRYPTED,
+    "encrypted_rc4-128_userpw_foo.pdf": ENCRYPTED,
+    "encrypted_userpw_openpassword.pdf": ENCRYPTED,
+    "garbled_textlayer_sbert_2page_excerpt.pdf": NO_TEXT,
+    "malformed_empty_0_bytes.pdf": EMPTY,
+    "malformed_header_and_eof_only.pdf": CORRUPT,
+    "nonenglish_ja_jo.pdf": NO_TEXT,
+    "scanned_c02-22_huckfinn_page.pdf": NO_TEXT,
+    "scanned_docling_ocr_test.pdf": NO_TEXT,
+    "scanned_linn_two-column_brochure.pdf": NO_TEXT,
+}
+
+# What the text of a loaded page never contains after normalisation.
+_UNNORMALISED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\t\ufeff]|  |\n\n\n| \n|\n |^\s|\s$")
+
+
+def _refusal(filename: str, data: bytes) -> UnreadableDocument:
+    with pytest.raises(UnreadableDocument) as raised:
+        load_document(filename, data)
+    return raised.value
+
+
+def _text(document: LoadedDocument) -> str:
+    return "\n".join(page.text for page in document.pages)
+
+
+# --- the shared corpus --------------------------------------------------------------------------------------------
+
+
+def test_every_shared_file_has_an_expected_outcome(shared_data: Path) -> None:
+    on_disk = {path.name for path in (shared_data / "pdfs").iterdir()}
+    assert on_disk == SHARED_LOADS.keys() | SHARED_REFUSALS.keys()
+
+
+@pytest.mark.parametrize("filename", sorted(SHARED_LOADS))
+def test_shared_file_loads_with_real_page_numbers(shared_data: Path, filename: str) -> None:
+    expected = SHARED_LOADS[filename]
+
+    document = load_document(filename, (shared_data / "pdfs" / filename).read_bytes())
+
+    assert document.filename == filename
+    assert [page.number for page in document.pages] == expected.page_numbers
+    assert all(page.text and not _UNNORMALISED.search(page.text) for page in document.pages)
+    assert expected.contains in _text(document)
+
+
+@pytest.mark.parametrize("filename", sorted(SHARED_REFUSALS))
+def test_shared_file_is_refused_with_its_reason(shared_data: Path, filename: str) -> None:
+    refusal = _refusal(filename, (shared_data / "pdfs" / filename).read_bytes())
+
+    assert refusal.reason == SHARED_REFUSALS[filename]
+    assert filename in refusal.message
+
+
+# --- PDF ----------------------------------------------------------------------------------------------------------
+
+
+def _pdf(page_texts: list[str]) -> bytes:
+    """A minimal real PDF: one Helvetica line per page; an empty string makes a page without text."""
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    kids = []
+    for text in page_texts:
+        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET" if text else ""
+        objects.append(f"<< /Length {len(content)} >>\nstream\n{content}\nendstream")
+        objects.append(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+            f"/Contents {len(objects)} 0 R >>"
+        )
+        kids.append(f"{len(objects)} 0 R")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    pdf = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(pdf))
+        pdf += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref_offset = len(pdf)
+    pdf += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    pdf += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    pdf += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_offset}\n%%EOF\n".encode()
+    return bytes(pdf)
+
+
+def _encrypted(pdf: bytes, user_password: str, algorithm: str) -> bytes:
+    writer = PdfWriter(clone_from=io.BytesIO(pdf))
+    writer.encrypt(user_password=user_password, owner_password="owner-secret", algorithm=algorithm)
+    output = io.BytesIO()
+    writer.write(output)
+    return output.getvalue()
+
+
+def test_pdf_pages_without_text_are_skipped_but_keep_real_numbers() -> None:
+    document = load_document("report.pdf", _pdf(["First page", "", "Third page", ""]))
+
+    assert document.file_type == "pdf"
+    assert [(page.number, page.text) for page in document.pages] == [(1, "First page"), (3, "Third page")]
+
+
+def test_pdf_without_any_text_says_it_looks_scanned() -> None:
+    refusal = _refusal("scan.pdf", _pdf(["", ""]))
+
+    assert refusal.reason == NO_TEXT
+    assert "scanned" in refusal.message and "OCR" in refusal.message
+
+
+@pytest.mark.parametrize("algorithm", ["AES-256", "AES-128", "RC4-128"])
+def test_pdf_needing_a_password_asks_to_remove_it(algorithm: str) -> None:
+    refusal = _refusal("secret.pdf", _encrypted(_pdf(["Top secret"]), "user-secret", algorithm))
+
+    assert refusal.reason == ENCRYPTED
+    assert "Remove the password" in refusal.message
+
+
+def test_pdf_restricted_only_by_an_owner_password_loads() -> None:
+    document = load_document("restricted.pdf", _encrypted(_pdf(["Readable by anyone"]), "", "AES-256"))
+
+    assert _text(document) == "Readable by anyone"
+
+
+def test_pdf_text_without_word_breaks_is_refused_as_garbled() -> None:
+    shifted_glyphs = "RdmsdmbdADQSRdmsdmbdDladcchmfrtrhmfRhWldrdADQSMdsvnpjr" * 5
+
+    assert _refusal("shifted.pdf", _pdf([shifted_glyphs])).reason == NO_TEXT
+
+
+def test_pdf_with_a_long_but_normal_line_loads() -> None:
+    sentence = "Ordinary words separated by spaces are never mistaken for garbage. " * 5
+
+    assert _text(load_document("plain.pdf", _pdf([sentence]))) == sentence.strip()
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [b"%PDF-1.7\n%%EOF\n", b"%PDF-1.4\n" + b"\x8f\x02garbage" * 100, _pdf(["Cut short"])[:120]],
+    ids=["header-only", "garbage-body", "truncated"],
+)
+def test_damaged_pdf_is_corrupt(damaged: bytes) -> None:
+    refusal = _refusal("broken.pdf", damaged)
+
+    assert refusal.reason == CORRUPT
+    assert "damaged" in refusal.message
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+        )
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)  # 1×1 pixel, 8-bit greyscale
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_png_renamed_to_pdf_is_unsupported() -> None:
+    with pytest.raises(UnsupportedFileType, match="not a PDF"):
+        load_document("photo.pdf", _png())
+
+
+# --- TXT and Markdown ---------------------------------------------------------------------------------------------
+
+_GREETING = "Grüße aus Köln — naïve café, “quoted” €5"
+_LATIN1_GREETING = "Grüße aus Köln, naïve café à 5 £"
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (_GREETING.encode("utf-8"), _GREETING),
+        (_GREETING.encode("utf-8-sig"), _GREETING),
+        (_GREETING.encode("utf-16"), _GREETING),
+        (_GREETING.encode("cp1252"), _GREETING),
+        (_LATIN1_GREETING.encode("latin-1"), _LATIN1_GREETING),
+        # 0x81 is undefined in Windows-1252, so only the Latin-1 fallback reads this; the C1 control is dropped.
+        (_LATIN1_GREETING.encode("latin-1") + b"\x81", _LATIN1_GREETING),
+    ],
+    ids=["utf-8", "utf-8-bom", "utf-16-bom", "cp1252", "latin-1", "latin-1-not-cp1252"],
+)
+def test_text_file_is_decoded(data: bytes, text: str) -> None:
+    document = load_document("notes.txt", data)
+
+    assert document.file_type == "txt"
+    assert [(page.number, page.text) for page in document.pages] == [(1, text)]
+
+
+@pytest.mark.parametrize("filename", ["README.md", "README.markdown", "NOTES.MD"])
+def test_markdown_is_one_page_of_its_source(filename: str) -> None:
+    document = load_document(filename, b"# Title\n\nSome *emphasis* and a [link](https://example.org).\n")
+
+    assert document.file_type == "md"
+    assert _text(document) == "# Title\n\nSome *emphasis* and a [link](https://example.org)."
+
+
+@pytest.mark.parametrize(
+    ("filename", "data"),
+    [
+        ("empty.txt", b""),
+        ("blank.txt", b" \n\t\r\n  "),
+        ("blank.pdf", b"\n\n"),
+        ("bom.md", "\ufeff \n".encode()),
+    ],
+)
+def test_empty_or_blank_file_is_empty(filename: str, data: bytes) -> None:
+    assert _refusal(filename, data).reason == EMPTY
+
+
+@pytest.mark.parametrize(
+    "data",
+    [random.Random(7).randbytes(4096), bytes(range(1, 256)) * 16, _png()],
+    ids=["random-bytes", "binary-without-nul", "png"],
+)
+def test_binary_data_named_txt_is_unsupported(data: bytes) -> None:
+    with pytest.raises(UnsupportedFileType, match="binary data"):
+        load_document("data.txt", data)
+
+
+def test_normalisation_cleans_extracted_text() -> None:
+    raw = "  Cafe\u0301\x00 ﬁnd\u00a0\t  this \r\nline\x07  \r\n\r\n\r\n\r\nnext\u2028last\ufeff  "
+
+    assert normalise_text(raw) == "Café find this\nline\n\nnext\nlast"
+
+
+# --- DOCX ---------------------------------------------------------------------------------------------------------
+
+
+def _docx(build: Callable[[WordDocument], None]) -> bytes:
+    document = docx.Document()
+    build(document)
+    output = io.BytesIO()
+    document.save(output)
+    return output.getvalue()
+
+
+def _report(document: WordDocument) -> None:
+    document.add_heading("Quarterly report", level=1)
+    document.add_paragraph("Revenue grew in every region.")
+    table = document.add_table(rows=2, cols=2)
+    for row, values in zip(table.rows, [("Region", "Growth"), ("North", "12%")]):
+        for cell, value in zip(row.cells, values):
+            cell.text = value
+    document.add_paragraph("The table above lists growth per region.")
+    document.add_page_break()
+    document.add_paragraph("Outlook for next year.")
+
+
+def test_docx_reads_paragraphs_and_tables_in_order_and_splits_at_page_breaks() -> None:
+    document = load_document("report.docx", _docx(_report))
+
+    assert document.file_type == "docx"
+    assert [(page.number, page.text) for page in document.pages] == [
+        (
+            1,
+            (
+                "Quarterly report\nRevenue grew in every region.\nRegion | Growth\nNorth | 12%\n"
+                "The table above lists growth per region."
+            ),
+        ),
+        (2, "Outlook for next year."),
+    ]
+
+
+def test_docx_without_breaks_is_one_page() -> None:
+    def build(document: WordDocument) -> None:
+        document.add_paragraph("Only paragraph one.")
+        document.add_paragraph("Only paragraph two.")
+
+    assert [page.number for page in load_document("short.docx", _docx(build)).pages] == [1]
+
+
+def test_docx_blank_page_is_skipped_but_counted() -> None:
+    def build(document: WordDocument) -> None:
+        document.add_paragraph("Before the blank page.")
+        document.add_page_break()
+        document.add_page_break()
+        document.add_paragraph("After the blank page.")
+
+    pages = load_document("gap.docx", _docx(build)).pages
+
+    assert [(page.number, page.text) for page in pages] == [
+        (1, "Before the blank page."),
+        (3, "After the blank page."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("start", "page_numbers"), [(WD_SECTION.NEW_PAGE, [1, 2]), (WD_SECTION.CONTINUOUS, [1])]
+)
+def test_docx_section_starting_a_new_page_splits_pages(start: WD_SECTION, page_numbers: list[int]) -> None:
+    def build(document: WordDocument) -> None:
+        document.add_paragraph("First section.")
+        document.add_section(start)
+        document.add_paragraph("Second section.")
+
+    document = load_document("sections.docx", _docx(build))
+
+    assert [page.number for page in document.pages] == page_numbers
+    assert _text(document).split() == ["First", "section.", "Second", "section."]
+
+
+def test_docx_without_text_is_no_text() -> None:
+    assert _refusal("blank.docx", _docx(lambda document: None)).reason == NO_TEXT
+
+
+def test_zip_without_word_document_named_docx_is_unsupported() -> None:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("xl/workbook.xml", "<workbook/>")
+
+    with pytest.raises(UnsupportedFileType, match="not a Word document"):
+        load_document("sheet.docx", archive.getvalue())
+
+
+def test_legacy_doc_named_docx_is_unsupported() -> None:
+    ole_compound_file = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)
+
+    with pytest.raises(UnsupportedFileType, match=r"\.doc files are not supported"):
+        load_document("old.docx", ole_compound_file)
+
+
+def test_truncated_docx_is_corrupt() -> None:
+    data = _docx(_report)
+
+    assert _refusal("cut.docx", data[: len(data) // 2]).reason == CORRUPT
+
+
+# --- names --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("filename", ["setup.exe", "photo.png", "README", "archive.pdf.zip", ""])
+def test_unknown_extension_is_unsupported_and_names_the_supported_types(filename: str) -> None:
+    with pytest.raises(UnsupportedFileType) as raised:
+        load_document(filename, b"anything")
+
+    assert all(
+        extension in raised.value.message for extension in (".pdf", ".txt", ".md", ".markdown", ".docx")
+    )
+
+
+@pytest.mark.parametrize(
+    ("uploaded_as", "kept_as"),
+    [
+        ("../../etc/x.txt", "x.txt"),
+        ("C:\\Users\\me\\Notes.TXT", "Notes.TXT"),
+        ("/abs/path/to/notes.md", "notes.md"),
+        ("evil\u202etxt.md", "eviltxt.md"),
+        ("line\nbreak.txt", "linebreak.txt"),
+    ],
+)
+def test_filename_keeps_only_the_base_name(uploaded_as: str, kept_as: str) -> None:
+    assert load_document(uploaded_as, b"hello").filename == kept_as
