@@ -7,15 +7,15 @@ import uuid
 
 from backend.errors import ValidationFailed
 
-# Letters, digits, '_' and '-', starting with a letter or digit: safe as part of a Chroma collection name,
-# a file name and a URL segment, with no way to spell a path or another collection.
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+# Letters, digits, '_' and '-', starting and ending with a letter or digit (as Chroma requires of a collection
+# name): safe as a file name and a URL segment, with no way to spell a path or another collection.
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
 
 
 def validate_id(value: str, *, field: str) -> str:
     if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value):
         raise ValidationFailed(
-            f"{field} must be 1-63 letters, digits, '_' or '-', starting with a letter or digit.",
+            f"{field} must be 1-63 letters, digits, '_' or '-', starting and ending with a letter or digit.",
             field=field,
         )
     return value
