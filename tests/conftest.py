@@ -16,3 +16,34 @@ def shared_data() -> Path:
             f"public test data not found at {path}; set AXIOM_SHARED_DATA to the folder holding pdfs/"
         )
     return path
+
+
+@pytest.fixture(scope="session")
+def pdfs(shared_data: Path) -> Path:
+    return shared_data / "pdfs"
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory):
+    """The bundled MiniLM, loaded once for the whole run, with its own embedding cache."""
+    from backend.config import Settings
+    from backend.embeddings import build_embedder
+
+    return build_embedder(Settings(data_dir=tmp_path_factory.mktemp("embedder")))
+
+
+@pytest.fixture
+def make_services(embedder):
+    """Builds the real container (Chroma, BM25, SQLite) under a directory, sharing the loaded embedder."""
+    from backend.config import Settings
+    from backend.container import build_services
+
+    def make(data_dir: Path, **overrides):
+        return build_services(Settings(data_dir=data_dir, **overrides), embedder=embedder)
+
+    return make
+
+
+@pytest.fixture
+def services(tmp_path, make_services):
+    return make_services(tmp_path / "data")

@@ -1,0 +1,133 @@
+"""Ingestion end to end on real stores: Chroma, BM25 and the SQLite registry, with the bundled embedder."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from backend.errors import NotFound, UnreadableDocument, ValidationFailed
+from backend.ingest.service import IngestedDocument
+
+PAPER = "academic_2col_naacl06-shinyama.pdf"
+
+
+def stored_chunks(services, chat_id: str) -> tuple[int, int, int]:
+    """(Chroma, BM25, registry) chunk counts for a chat: the three must always agree."""
+    registry = sum(r.chunk_count for r in services.documents.list(chat_id))
+    return services.vectors.count(chat_id), services.keywords.count(chat_id), registry
+
+
+def test_a_pdf_lands_in_every_store_with_its_pages(services, pdfs):
+    result = services.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())
+    assert result.chunk_count > 20 and result.page_count == 8 and not result.duplicate
+    assert stored_chunks(services, "chat1") == (result.chunk_count,) * 3
+    chunks = services.vectors.get_chunks("chat1")
+    assert {c.page for c in chunks} == set(range(1, 9))
+    assert all(c.filename == PAPER and c.document_id == result.document_id for c in chunks)
+
+
+def test_the_same_file_twice_is_indexed_once(services, pdfs):
+    data = (pdfs / PAPER).read_bytes()
+    first = services.ingestion.ingest("chat1", PAPER, data)
+    again = services.ingestion.ingest("chat1", "renamed.pdf", data)
+    assert again.duplicate and again.document_id == first.document_id
+    assert stored_chunks(services, "chat1") == (first.chunk_count,) * 3
+    # Another chat is another library: the same file is indexed there separately.
+    other = services.ingestion.ingest("chat2", PAPER, data)
+    assert not other.duplicate and other.document_id != first.document_id
+
+
+def test_delete_removes_a_document_from_every_store(services, pdfs):
+    keep = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+    gone = services.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())
+    services.ingestion.delete("chat1", gone.document_id)
+    assert stored_chunks(services, "chat1") == (keep.chunk_count,) * 3
+    assert services.vectors.document_ids("chat1") == {keep.document_id}
+    assert services.keywords.document_ids("chat1") == {keep.document_id}
+    assert services.sparse.search("chat1", "paraphrase acquisition named entities", 10) == [] or all(
+        hit.chunk.document_id == keep.document_id for hit in services.sparse.search("chat1", "paraphrase", 10)
+    )
+    with pytest.raises(NotFound):
+        services.ingestion.delete("chat1", gone.document_id)
+    with pytest.raises(ValidationFailed):
+        services.ingestion.delete("chat1", "../../etc")
+
+
+def test_an_unreadable_file_stores_nothing_and_says_why(services, pdfs):
+    with pytest.raises(UnreadableDocument) as raised:
+        services.ingestion.ingest("chat1", "locked.pdf", (pdfs / "encrypted_userpw_openpassword.pdf").read_bytes())
+    assert raised.value.reason == UnreadableDocument.ENCRYPTED
+    assert stored_chunks(services, "chat1") == (0, 0, 0)
+    assert services.documents.incomplete() == []
+
+
+def test_a_batch_reports_each_file_and_keeps_the_good_ones(services, pdfs):
+    good = (pdfs / PAPER).read_bytes()
+    results = services.ingestion.ingest_many("chat1", [
+        (PAPER, good),
+        ("empty.pdf", b""),
+        ("copy.pdf", good),
+        ("notes.md", b"# Notes\n\nThe quarterly revenue grew by 12 percent."),
+    ])
+    assert isinstance(results[0], IngestedDocument) and not results[0].duplicate
+    assert isinstance(results[1], UnreadableDocument) and results[1].reason == UnreadableDocument.EMPTY
+    assert results[2].duplicate and results[2].document_id == results[0].document_id
+    assert isinstance(results[3], IngestedDocument)
+    assert len(services.documents.list("chat1")) == 2
+
+
+class ExplodingKeywords:
+    """The real BM25 store, failing on add: a storage failure after Chroma already holds the chunks."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def add(self, chat_id, chunks):
+        raise OSError("disk full")
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def test_a_failure_mid_ingest_leaves_no_part_of_the_document(services, pdfs):
+    kept = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+    services.ingestion._keywords = ExplodingKeywords(services.keywords)
+    with pytest.raises(OSError):
+        services.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())
+    assert stored_chunks(services, "chat1") == (kept.chunk_count,) * 3
+    assert services.vectors.document_ids("chat1") == {kept.document_id}
+    assert services.documents.incomplete() == []
+
+
+def test_a_process_killed_mid_ingest_is_rolled_back_at_the_next_start(tmp_path, pdfs, make_services):
+    """A real SIGKILL after Chroma holds the chunks and before BM25 and the registry are done."""
+    script = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from backend.config import Settings
+        from backend.container import build_services
+        services = build_services(Settings(data_dir=Path({str(tmp_path)!r})))
+        def die(chat_id, chunks):
+            os.kill(os.getpid(), signal.SIGKILL)
+        services.ingestion._keywords.add = die
+        services.ingestion.ingest("chat1", {PAPER!r}, Path({str(pdfs / PAPER)!r}).read_bytes())
+    """)
+    env = {**os.environ, "AXIOM_EMBEDDING_CACHE_PATH": str(tmp_path / "cache.db")}
+    completed = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == -signal.SIGKILL, completed.stderr
+
+    restarted = make_services(tmp_path)  # building the services runs recovery
+    assert stored_chunks(restarted, "chat1") == (0, 0, 0)
+    assert restarted.documents.incomplete() == []
+    again = restarted.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())
+    assert not again.duplicate and stored_chunks(restarted, "chat1") == (again.chunk_count,) * 3
+
+
+def test_progress_is_reported_up_to_done(services):
+    seen = []
+    text = "".join(f"Sentence {i} is about tides and moons. " for i in range(1500))  # ~160 chunks
+    services.ingestion.ingest("chat1", "long.txt", text.encode(), seen.append)
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 2

@@ -1,0 +1,244 @@
+"""Groundedness checking: layer-1 overlap, the sentence check, the LLM reply parser, the checker's routing."""
+
+from collections.abc import Sequence
+
+import pytest
+
+from backend.rag.grounding import (
+    HALLUCINATION_CHECK_PROMPT,
+    GroundednessChecker,
+    content_trigrams,
+    content_words,
+    fast_score,
+    format_check_prompt,
+    parse_llm_verdict,
+    sentence_support,
+    split_sentences,
+)
+
+BRIDGE = "The bridge opened in 1932 in Sydney."
+HARBOUR = [
+    "The Sydney Harbour Bridge opened in 1932. It was designed by John Bradfield and built by Dorman Long.",
+    (
+        "The bridge carries rail, vehicular, bicycle and pedestrian traffic between the Sydney central "
+        "business district and the North Shore. Its arch is 134 metres above the water."
+    ),
+]
+# Not found in HARBOUR at all.
+UNRELATED = "The Eiffel Tower in Paris was built for the 1889 World's Fair by Gustave Eiffel's company."
+# Paraphrased (layer 1 finds it in between) but every fact is in the first source.
+PARAPHRASED = "The old harbour bridge in Sydney was opened in 1932 after being designed by Bradfield."
+
+
+class RecordingVerifier:
+    """Stands in for a capable LLM: answers with a fixed reply (or raises) and records what it was asked."""
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def __call__(self, answer: str, sources: Sequence[str]) -> str:
+        self.calls.append((answer, list(sources)))
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def test_content_words_fold_case_plurals_stopwords_and_number_formats() -> None:
+    assert content_words("The Bridges were opened") == content_words("bridge open")
+    assert content_words("208,800 people and two towns") == content_words("208800 people 2 town")
+    assert "the" not in content_words("The bridge") and content_words("The bridge")
+
+
+def test_content_trigrams_need_two_content_words() -> None:
+    # the-bridge-opened and bridge-opened-in have 2 content words; opened-in-the and in-the-Sydney have 1.
+    assert content_trigrams("the bridge opened in the Sydney") == {
+        ("the", "bridg", "open"),
+        ("bridg", "open", "in"),
+    }
+
+
+def test_fast_score_is_word_and_trigram_overlap_weighted_0_6_and_0_4() -> None:
+    # Content words old, bridge, opened, 1932: 3 of 4 in the source. Trigrams with 2+ content words:
+    # the-old-bridge, old-bridge-opened, bridge-opened-in, opened-in-1932: the last two are in the source.
+    assert fast_score("The old bridge opened in 1932.", [BRIDGE]) == pytest.approx(0.6 * 3 / 4 + 0.4 * 2 / 4)
+    # All words present; of the-bridge-opened, bridge-opened-in, opened-in-sydney, sydney-in-1932 two match.
+    assert fast_score("The bridge opened in Sydney in 1932.", [BRIDGE]) == pytest.approx(0.6 + 0.4 * 2 / 4)
+
+
+def test_fast_score_ignores_citations_and_attribution_boilerplate() -> None:
+    plain = fast_score("The bridge opened in 1932.", [BRIDGE])
+    assert plain == pytest.approx(1.0)
+    decorated = (
+        "Based on the provided documents, the bridge opened in 1932 [Source 1]. Sources: [1] bridges.pdf"
+    )
+    assert fast_score(decorated, [BRIDGE]) == pytest.approx(plain)
+
+
+def test_fast_score_searches_all_sources_together() -> None:
+    answer = "The Sydney Harbour Bridge opened in 1932 and its arch is 134 metres above the water."
+    assert fast_score(answer, HARBOUR) > fast_score(answer, HARBOUR[:1])
+    assert fast_score(answer, []) == 0.0
+
+
+def test_split_sentences_keeps_abbreviations_initials_and_decimals() -> None:
+    text = (
+        'Dr. Smith paid 3.5 million in 1990. He said "it was worth it." J. R. R. Tolkien wrote it! '
+        "Was it the U.S. Army?\n- a list item"
+    )
+    assert split_sentences(text) == [
+        "Dr. Smith paid 3.5 million in 1990.",
+        'He said "it was worth it."',
+        "J. R. R. Tolkien wrote it!",
+        "Was it the U.S. Army?",
+        "- a list item",
+    ]
+
+
+def test_verbatim_answer_with_citations_is_grounded_on_the_fast_path() -> None:
+    answer = (
+        "The Sydney Harbour Bridge opened in 1932 [Source 1]. It was designed by John Bradfield [Source 1]."
+    )
+    verdict = GroundednessChecker().check(answer, HARBOUR)
+    assert verdict.is_grounded and verdict.method == "fast" and verdict.fast_score >= 0.8
+    assert verdict.issues == [] and verdict.unsupported_sentences == []
+
+
+def test_unrelated_answer_is_not_grounded_on_the_fast_path() -> None:
+    verdict = GroundednessChecker().check(UNRELATED, HARBOUR)
+    assert not verdict.is_grounded and verdict.method == "fast" and verdict.fast_score < 0.3
+    assert "Eiffel" in verdict.issues[0]
+
+
+def test_ambiguous_band_goes_to_the_sentence_check() -> None:
+    verdict = GroundednessChecker().check(PARAPHRASED, HARBOUR)
+    assert 0.3 <= verdict.fast_score < 0.8
+    assert verdict.method == "sentences" and verdict.is_grounded
+
+
+def test_thresholds_decide_the_route() -> None:
+    score = fast_score(PARAPHRASED, HARBOUR)
+    assert GroundednessChecker(grounded_at=score).check(PARAPHRASED, HARBOUR).method == "fast"
+    lenient = GroundednessChecker(ungrounded_below=score + 0.01, grounded_at=0.99).check(PARAPHRASED, HARBOUR)
+    assert lenient.method == "fast" and not lenient.is_grounded
+    with pytest.raises(ValueError):
+        GroundednessChecker(grounded_at=0.2, ungrounded_below=0.5)
+
+
+def test_a_wrong_number_is_caught_even_when_overlap_is_high() -> None:
+    answer = (
+        "The Sydney Harbour Bridge opened in 1935. "
+        "It was designed by John Bradfield and built by Dorman Long."
+    )
+    verdict = GroundednessChecker().check(answer, HARBOUR)
+    assert verdict.fast_score >= 0.8  # overlap alone would call it grounded
+    assert not verdict.is_grounded and verdict.method == "sentences"
+    assert verdict.unsupported_sentences == ["The Sydney Harbour Bridge opened in 1935."]
+    assert "1935" in verdict.issues[0]
+
+
+def test_spelled_out_and_formatted_numbers_match_digits() -> None:
+    checker = GroundednessChecker()
+    assert checker.check(
+        "The town has two bridges and 208,800 inhabitants.",
+        ["The town has 2 bridges and 208800 inhabitants."],
+    ).is_grounded
+
+
+def test_a_swapped_name_is_caught() -> None:
+    verdict = GroundednessChecker().check(
+        "The bridge was designed by Gustave Eiffel and opened in 1932.", HARBOUR
+    )
+    assert not verdict.is_grounded
+    assert "Gustave" in verdict.issues[0] and "Eiffel" in verdict.issues[0]
+
+
+def test_each_sentence_must_be_supported_by_one_source() -> None:
+    checked = sentence_support(
+        "The Sydney Harbour Bridge opened in 1932. Its arch is 134 metres above the water.", HARBOUR
+    )
+    assert [(s.supported, s.best_source_index) for s in checked] == [(True, 0), (True, 1)]
+    # Each half of this sentence is in a different source: no one source supports it.
+    [mixed] = sentence_support(
+        "The Sydney Harbour Bridge opened in 1932 with its arch 134 metres high.", HARBOUR
+    )
+    assert not mixed.supported and mixed.best_source_index is not None
+
+
+def test_meta_sentences_are_not_checked() -> None:
+    answer = "Based on the documents: the bridge opened in 1932. I could not find who paid for it."
+    checked = sentence_support(answer, [BRIDGE])
+    assert [s.sentence for s in checked] == ["the bridge opened in 1932."]
+    assert GroundednessChecker().check("I don't know. The documents do not say.", [BRIDGE]).is_grounded
+
+
+def test_without_sources_every_claim_is_unsupported() -> None:
+    assert sentence_support("The bridge opened in 1932.", [])[0].best_source_index is None
+    assert not GroundednessChecker().check("The bridge opened in 1932.", []).is_grounded
+
+
+@pytest.mark.parametrize(
+    ("reply", "grounded", "score", "issues"),
+    [
+        ("GROUNDED: YES\nSCORE: 0.9\nISSUES: none", True, 0.9, []),
+        (
+            "**Grounded:** No\n**Score:** 0.2\n**Issues:**\n- says 1935, sources say 1932\n- invents a mayor",
+            False,
+            0.2,
+            ["says 1935, sources say 1932", "invents a mayor"],
+        ),
+        ("grounded: no\nscore: 35%\nissues: the opening year", False, 0.35, ["the opening year"]),
+        ("Yes.", True, None, []),
+        ("NO", False, None, []),
+        ("No, the answer invents a date.", False, None, []),
+        ("The answer is not grounded in the sources.", False, None, []),
+        ("GROUNDED: PARTIALLY\nSCORE: 6/10", False, 0.6, []),
+        ("SCORE: 85", None, 0.85, []),
+        ('{"grounded": false, "score": 0.1, "issues": ["wrong year"]}', False, 0.1, ["wrong year"]),
+        ('Here you go: {"is_grounded": true}', True, None, []),
+        ("No issues found, looks fine.", None, None, []),
+        ("I cannot judge this.", None, None, []),
+        ("SCORE: 7", None, 0.07, []),
+        ("SCORE: 250", None, None, []),
+    ],
+)
+def test_parse_llm_verdict(reply: str, grounded: bool | None, score: float | None, issues: list[str]) -> None:
+    verdict = parse_llm_verdict(reply)
+    assert verdict.grounded is grounded
+    assert verdict.score == pytest.approx(score) if score is not None else verdict.score is None
+    assert verdict.issues == issues
+
+
+def test_check_prompt_numbers_the_sources_and_asks_for_the_parsed_fields() -> None:
+    prompt = format_check_prompt(PARAPHRASED, HARBOUR)
+    assert f"[Source 1]\n{HARBOUR[0]}" in prompt and f"[Source 2]\n{HARBOUR[1]}" in prompt
+    assert PARAPHRASED in prompt
+    for field in ("GROUNDED:", "SCORE:", "ISSUES:"):
+        assert field in HALLUCINATION_CHECK_PROMPT
+
+
+def test_verifier_is_asked_only_in_the_ambiguous_band_and_decides_there() -> None:
+    verifier = RecordingVerifier("GROUNDED: NO\nSCORE: 0.4\nISSUES:\n- 'old' is not in the sources")
+    checker = GroundednessChecker(verifier=verifier)
+    assert checker.check("The Sydney Harbour Bridge opened in 1932.", HARBOUR).method == "fast"
+    assert checker.check(UNRELATED, HARBOUR).method == "fast"
+    assert verifier.calls == []
+
+    verdict = checker.check(PARAPHRASED, HARBOUR)
+    assert verifier.calls == [(PARAPHRASED, HARBOUR)]
+    assert verdict.method == "llm" and not verdict.is_grounded  # the sentence check alone would accept it
+    assert verdict.score == pytest.approx(0.4) and verdict.issues == ["'old' is not in the sources"]
+
+
+def test_a_bare_score_from_the_verifier_decides_at_one_half() -> None:
+    assert (
+        GroundednessChecker(verifier=RecordingVerifier("SCORE: 0.7")).check(PARAPHRASED, HARBOUR).is_grounded
+    )
+
+
+@pytest.mark.parametrize("reply", [TimeoutError("LLM did not answer"), "I am not sure what you mean."])
+def test_verifier_failure_or_unusable_reply_falls_back_to_the_sentence_check(reply: str | Exception) -> None:
+    verifier = RecordingVerifier(reply)
+    verdict = GroundednessChecker(verifier=verifier).check(PARAPHRASED, HARBOUR)
+    assert len(verifier.calls) == 1
+    assert verdict.method == "sentences" and verdict.is_grounded
