@@ -53,8 +53,9 @@ class ScoredChunk:
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """A parent reached through its best-scoring child, after parent expansion."""
+    """A parent reached through its retrieved children, after parent expansion."""
 
     parent: Parent
     best_chunk: Chunk
     score: float
+    matched_chunks: tuple[Chunk, ...] = ()  # every retrieved child of this parent, best first

@@ -69,13 +69,19 @@ def base_filename(filename: str) -> str:
     return unicodedata.normalize("NFC", visible).strip()
 
 
+# A lowercase word split by a hyphen at the end of a line: typeset hyphenation, not a compound word.
+_HYPHENATED_LINE_BREAK = re.compile(r"(\w)-\n([a-z])")
+
+
 def normalise_text(text: str) -> str:
-    """NFC, ligatures expanded, line breaks unified, control characters dropped, whitespace runs collapsed."""
+    """NFC, ligatures expanded, line breaks unified, control characters dropped, whitespace runs collapsed,
+    words hyphenated across a line break rejoined (so "compre-\nhension" is found by a search for it)."""
     text = unicodedata.normalize("NFC", text).translate(_LIGATURES)
     text = _LINE_BREAKS.sub("\n", text)
     text = _CONTROL_CHARACTERS.sub("", text)
     text = _HORIZONTAL_WHITESPACE.sub(" ", text)
     text = _SPACE_AROUND_NEWLINE.sub("\n", text)
+    text = _HYPHENATED_LINE_BREAK.sub(r"\1\2", text)
     return _BLANK_LINES.sub("\n\n", text).strip()
 
 

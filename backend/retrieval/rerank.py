@@ -42,7 +42,8 @@ class FusedOrderReranker:
 
 
 class BiEncoderReranker:
-    """Cosine similarity between the query and each passage's best child, with the bundled MiniLM.
+    """A passage's relevance is the best cosine similarity between the query and any of its retrieved children,
+    with the bundled MiniLM.
 
     Children were embedded at ingestion and sit in the embedding cache, so re-scoring costs one query embedding
     and cache look-ups, not model calls. BM25-only hits, which had no dense score, get one here.
@@ -57,9 +58,15 @@ class BiEncoderReranker:
         if not passages:
             return []
         query_vector = self._embedder.embed_query(query)
-        child_vectors = self._embedder.embed_documents([p.best_chunk.text for p in passages])
-        similarities = np.clip(child_vectors @ query_vector, 0.0, 1.0)
-        rescored = [replace(p, score=float(s)) for p, s in zip(passages, similarities)]
+        children = [p.matched_chunks or (p.best_chunk,) for p in passages]
+        vectors = self._embedder.embed_documents([c.text for group in children for c in group])
+        similarities = np.clip(vectors @ query_vector, 0.0, 1.0)
+        rescored, start = [], 0
+        for passage, group in zip(passages, children):
+            scores = similarities[start : start + len(group)]
+            best = int(np.argmax(scores))
+            rescored.append(replace(passage, score=float(scores[best]), best_chunk=group[best]))
+            start += len(group)
         return sorted(rescored, key=lambda p: -p.score)
 
 

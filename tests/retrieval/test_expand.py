@@ -18,6 +18,7 @@ def test_children_of_one_parent_collapse_into_one_passage_with_the_best_score():
     assert [p.best_chunk.chunk_id for p in passages] == ["c2", "c7", "c4"]
     assert [p.score for p in passages] == [0.9, 0.8, 0.7]
     assert passages[0].parent.text == "the full text of P1"  # the parent's text replaces the child's
+    assert [c.chunk_id for c in passages[0].matched_chunks] == ["c2", "c1"]
 
 
 def test_best_child_wins_even_when_it_comes_later():
