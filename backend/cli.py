@@ -52,6 +52,30 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.container import build_services
+
+    pipeline = build_services(settings).pipeline
+    for event in pipeline.stream(args.question, chat_id=args.chat, session_id=args.session or args.chat):
+        if event["type"] == "token":
+            print(event["content"], end="", flush=True)
+        elif event["type"] == "status":
+            print(f"[{event['message']}]", file=sys.stderr, flush=True)
+        elif event["type"] == "retry":
+            print(f"\n[{event['reason']}]\n", file=sys.stderr, flush=True)
+        elif event["type"] == "result":
+            result = event["result"]
+            print(f"\n\n{result.answer}" if result.answer_kind in ("generated", "extractive") else "")
+            for source in result.sources:
+                pages = ", ".join(str(p) for p in source["pages"])
+                numbers = ", ".join(str(n) for n in source["source_numbers"])
+                print(f"  [Source {numbers}] {source['filename']} (page {pages})")
+            grounded = "grounded" if result.is_grounded else "NOT grounded"
+            print(f"  ({result.answer_kind}, {grounded}, intent {result.intent}, {result.processing_time_ms} ms)",
+                  file=sys.stderr)
+    return 0
+
+
 def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
     from backend.eval.beir import load_beir
@@ -67,6 +91,13 @@ def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
         eval_settings = Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
         report = evaluate_retrieval(build_services(eval_settings), dataset, depth=args.depth, log=log)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+    return 0
+
+
+def _eval_groundedness(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.eval.groundedness import run_groundedness_eval
+
+    print(run_groundedness_eval(args.halueval, args.json))
     return 0
 
 
@@ -89,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query")
     search.set_defaults(run=_search)
 
+    ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
+    ask.add_argument("--chat", required=True, help="chat id")
+    ask.add_argument("--session", help="conversation id (default: the chat id)")
+    ask.add_argument("question")
+    ask.set_defaults(run=_ask)
+
     evaluate = commands.add_parser("eval", help="measure quality on public datasets")
     evals = evaluate.add_subparsers(dest="eval_command", required=True)
     retrieval = evals.add_parser("retrieval", help="nDCG/recall/MRR/latency on a BEIR-format folder")
@@ -99,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--json", action="store_true", help="print the report as JSON")
     retrieval.add_argument("--quiet", action="store_true", help="no progress on stderr")
     retrieval.set_defaults(run=_eval_retrieval)
+    groundedness = evals.add_parser("groundedness", help="precision/recall of the groundedness check on HaluEval")
+    groundedness.add_argument("--halueval", type=Path, required=True, help="HaluEval qa_one-turn_data.json")
+    groundedness.add_argument("--json", action="store_true", help="print the report as JSON")
+    groundedness.set_defaults(run=_eval_groundedness)
     return parser
 
 

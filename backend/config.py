@@ -56,8 +56,36 @@ class Settings(BaseSettings):
     max_retries: int = 2
     hallucination_threshold: float = 0.8
 
+    # Language model. "llamacpp" runs a GGUF in-process; the others talk to a server.
+    llm_provider: Literal["llamacpp", "ollama", "openai"] = "llamacpp"
+    llm_model_path: Path | None = Field(None, description="GGUF file; unset: bundled SmolLM2-135M-Instruct")
+    llm_n_ctx: int = Field(8192, description="Context window in tokens (embedded model or OpenAI server)")
+    llm_threads: int | None = Field(None, description="Decoding threads; unset uses every available core")
+    llm_first_token_timeout: float = Field(10.0, gt=0, description="Seconds allowed before the first piece")
+    ollama_model: str = "llama3"
+    ollama_base_url: str = "http://localhost:11434"
+    ollama_num_ctx: int = 8192
+    openai_base_url: str = Field("http://localhost:8080/v1", description="Base URL up to and including /v1")
+    openai_model: str = Field("local", description="Model name for the server; llama.cpp servers accept any")
+    openai_api_key: str | None = None
+
+    # Answering.
+    intent_threshold: float = Field(0.85, description="Exemplar similarity the intent router trusts on its own")
+    answer_max_tokens: int = 384
+    context_budget_tokens: int = Field(1200, description="Prompt tokens of numbered sources (bounds prefill time)")
+    summary_map_calls: int = 6
+    llm_is_capable: bool | None = Field(
+        None,
+        description="Let the LLM verify groundedness and classify unsure intents. Unset: only for server models; "
+        "the bundled 135M model is too weak to decide quality",
+    )
+
     # Ingestion limits.
     max_upload_bytes: int = 50 * 1024 * 1024
+
+    @property
+    def llm_decides_quality(self) -> bool:
+        return self.llm_is_capable if self.llm_is_capable is not None else self.llm_provider != "llamacpp"
 
     @model_validator(mode="after")
     def _place_paths_under_data_dir(self) -> "Settings":

@@ -8,6 +8,12 @@ from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
 from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.service import IngestionService
+from backend.llm.base import LLM, ChatMessage, GenerationParams
+from backend.llm.factory import build_llm
+from backend.rag.deps import GenerationLimits, RAGDeps
+from backend.rag.grounding import GroundednessChecker, format_check_prompt
+from backend.rag.intent import IntentRouter
+from backend.rag.pipeline import RAGPipeline
 from backend.retrieval.dense import DenseRetriever
 from backend.retrieval.fusion import make_fuser
 from backend.retrieval.hybrid import HybridRetriever, RetrievalDepths
@@ -17,6 +23,7 @@ from backend.retrieval.tokenize import Tokenizer
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
 from backend.stores.documents import DocumentStore
+from backend.stores.memory import MemoryStore
 
 
 @dataclass
@@ -30,12 +37,24 @@ class Services:
     dense: DenseRetriever
     sparse: SparseRetriever
     retriever: HybridRetriever
+    memory: MemoryStore
+    llm: LLM
+    pipeline: RAGPipeline
 
 
-def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
-    """``embedder`` lets tests share one loaded model across many temporary containers."""
+def _llm_verifier(llm: LLM):
+    def verify(answer: str, sources) -> str:
+        prompt: ChatMessage = {"role": "user", "content": format_check_prompt(answer, sources)}
+        return llm.complete([prompt], GenerationParams(max_tokens=160, temperature=0.0))
+
+    return verify
+
+
+def build_services(settings: Settings, *, embedder: Embedder | None = None, llm: LLM | None = None) -> Services:
+    """``embedder`` and ``llm`` let tests share loaded models across many temporary containers."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = embedder or build_embedder(settings)
+    llm = llm or build_llm(settings)
     vectors = ChromaStore.from_settings(settings)
     keywords = BM25Store(settings.bm25_dir, Tokenizer())
     documents = DocumentStore(settings.docstore_path)
@@ -61,4 +80,24 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
             relevance_threshold=settings.relevance_threshold,
         ),
     )
-    return Services(settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever)
+    memory = MemoryStore(settings.memory_db_path)
+    capable = settings.llm_decides_quality
+    deps = RAGDeps(
+        retriever=retriever,
+        documents=documents,
+        memory=memory,
+        llm=llm,
+        router=IntentRouter(embedder, llm if capable else None, threshold=settings.intent_threshold),
+        checker=GroundednessChecker(
+            _llm_verifier(llm) if capable else None, grounded_at=settings.hallucination_threshold
+        ),
+        embedder=embedder,
+        limits=GenerationLimits(
+            answer_max_tokens=settings.answer_max_tokens, context_budget_tokens=settings.context_budget_tokens,
+            max_retries=settings.max_retries, summary_map_calls=settings.summary_map_calls,
+        ),
+    )
+    return Services(
+        settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory, llm,
+        RAGPipeline(deps),
+    )

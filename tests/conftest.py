@@ -32,14 +32,24 @@ def embedder(tmp_path_factory):
     return build_embedder(Settings(data_dir=tmp_path_factory.mktemp("embedder")))
 
 
+@pytest.fixture(scope="session")
+def bundled_llm():
+    """The bundled SmolLM2-135M on llama.cpp, loaded once for the whole run."""
+    from backend.config import Settings
+    from backend.llm.factory import build_llm
+
+    return build_llm(Settings())
+
+
 @pytest.fixture
-def make_services(embedder):
-    """Builds the real container (Chroma, BM25, SQLite) under a directory, sharing the loaded embedder."""
+def make_services(embedder, bundled_llm):
+    """Builds the real container (Chroma, BM25, SQLite, memory, graph) under a directory, sharing the loaded
+    models; ``llm=`` swaps the language model."""
     from backend.config import Settings
     from backend.container import build_services
 
-    def make(data_dir: Path, **overrides):
-        return build_services(Settings(data_dir=data_dir, **overrides), embedder=embedder)
+    def make(data_dir: Path, llm=None, **overrides):
+        return build_services(Settings(data_dir=data_dir, **overrides), embedder=embedder, llm=llm or bundled_llm)
 
     return make
 

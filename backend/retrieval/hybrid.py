@@ -80,14 +80,22 @@ class HybridRetriever:
     def expand(self, ranked: Sequence[ScoredChunk]) -> list[Passage]:
         return expand_to_parents(ranked, self._documents.parents(hit.chunk.parent_id for hit in ranked))
 
-    def retrieve(self, chat_id: str, query: str) -> RetrievalResult:
-        ranked, failed = self.fused(chat_id, query)
-        passages = self.expand(ranked)
+    def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
         try:
-            candidates = self.reranker.rerank(query, passages)
+            return self.reranker.rerank(query, passages)
         except Exception:
             log.exception("reranker %s failed; keeping the fused order", self.reranker.name)
-            candidates = FusedOrderReranker().rerank(query, passages)
+            return FusedOrderReranker().rerank(query, passages)
+
+    def grade(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
+        """The reranked passages that answer: the top ``final_k`` at or above the relevance threshold."""
+        return select_relevant(
+            self.rerank(query, passages), final_k=self.depths.final_k, threshold=self.depths.relevance_threshold
+        )
+
+    def retrieve(self, chat_id: str, query: str) -> RetrievalResult:
+        ranked, failed = self.fused(chat_id, query)
+        candidates = self.rerank(query, self.expand(ranked))
         relevant = select_relevant(
             candidates, final_k=self.depths.final_k, threshold=self.depths.relevance_threshold
         )

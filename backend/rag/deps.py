@@ -1,0 +1,36 @@
+"""Everything the graph's nodes need, built once and handed to each node (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.embeddings import Embedder
+from backend.llm.base import LLM
+from backend.rag.grounding import GroundednessChecker
+from backend.rag.intent import IntentRouter
+from backend.retrieval.hybrid import HybridRetriever
+from backend.stores.documents import DocumentStore
+from backend.stores.memory import MemoryStore, MemoryWindows
+
+
+@dataclass(frozen=True)
+class GenerationLimits:
+    answer_max_tokens: int = 384
+    # Tokens of numbered sources in a prompt. The embedded model reads ~230 tokens/s on 2 cores, so this bounds
+    # the wait before the first token; raise it for a faster server.
+    context_budget_tokens: int = 1200
+    max_retries: int = 2  # regenerations after an answer fails the groundedness check
+    summary_map_calls: int = 6  # at most this many partial summaries when a chat's documents do not fit
+
+
+@dataclass(frozen=True)
+class RAGDeps:
+    retriever: HybridRetriever
+    documents: DocumentStore
+    memory: MemoryStore
+    llm: LLM
+    router: IntentRouter
+    checker: GroundednessChecker
+    embedder: Embedder
+    windows: MemoryWindows = MemoryWindows()
+    limits: GenerationLimits = GenerationLimits()

@@ -1,0 +1,64 @@
+"""The groundedness check, and the extractive answer used when regenerations keep failing it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.rag.citations import cited_numbers, cited_sources
+from backend.rag.deps import RAGDeps
+from backend.rag.grounding import split_sentences
+from backend.rag.nodes.events import emit, status, token
+from backend.rag.prompts import EXTRACTIVE_PREFIX
+from backend.rag.state import RAGState
+
+_EXTRACTIVE_SENTENCES = 3
+_MIN_SENTENCE_CHARS, _MAX_SENTENCE_CHARS = 30, 400
+
+
+def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
+    if state.get("answer_kind") == "not_found":
+        return {"is_grounded": True, "groundedness_score": 1.0, "skip_llm_hallucination_check": True,
+                "processing_steps": ["check:declined, nothing to check"]}
+    status("checking", "Checking the answer against your documents…")
+    passages = state["relevant_documents"]
+    cited = [passages[n - 1] for n in cited_numbers(state["answer"]) if 1 <= n <= len(passages)] or passages
+    verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
+    return {
+        "is_grounded": verdict.is_grounded,
+        "groundedness_score": verdict.score,
+        "fast_groundedness_score": verdict.fast_score,
+        "skip_llm_hallucination_check": verdict.method == "fast",
+        "hallucination_details": "\n".join(verdict.issues),
+        "processing_steps": [f"check:{'grounded' if verdict.is_grounded else 'not grounded'} ({verdict.method})"],
+    }
+
+
+def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
+    """The sentences of the sources closest to the question, quoted with their citations: never the rejected
+    text. Flagged so the caller can say it is not a written answer."""
+    passages = state["relevant_documents"]
+    candidates = [
+        (index, position, sentence)
+        for index, passage in enumerate(passages)
+        for position, sentence in enumerate(split_sentences(passage.parent.text))
+        if _MIN_SENTENCE_CHARS <= len(sentence) <= _MAX_SENTENCE_CHARS
+    ]
+    if candidates:
+        query = deps.embedder.embed_query(state["question"])
+        scores = deps.embedder.embed_documents([c[2] for c in candidates]) @ query
+        best = sorted(np.argsort(-scores)[:_EXTRACTIVE_SENTENCES].tolist(), key=lambda i: candidates[i][:2])
+        quotes = [f"- “{' '.join(candidates[i][2].split())}” [Source {candidates[i][0] + 1}]" for i in best]
+    else:
+        quotes = [f"- “{' '.join(p.best_chunk.text.split())}” [Source {n}]" for n, p in enumerate(passages[:1], 1)]
+    answer = f"{EXTRACTIVE_PREFIX}\n\n" + "\n".join(quotes)
+    emit({"type": "retry", "reason": "Showing the relevant passages instead of an unsupported answer."})
+    token(answer)
+    return {
+        "answer": answer,
+        "answer_kind": "extractive",
+        "answer_synthesized": False,
+        "sources": cited_sources(answer, passages),
+        "is_grounded": True,
+        "groundedness_score": 1.0,
+        "processing_steps": ["fallback:extractive"],
+    }

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from backend.rag.deps import RAGDeps
+from backend.rag.intent import Intent
+from backend.rag.state import RAGState
+
+
+def classify_intent(state: RAGState, deps: RAGDeps) -> RAGState:
+    """Reads the recent conversation once and decides what kind of message this is."""
+    recent = deps.memory.recent(state["session_id"], max(deps.windows.generation, deps.windows.context))
+    history = [message.as_chat_message() for message in recent]
+    decision = deps.router.classify(state["question"], history[-deps.windows.router :])
+    return {
+        "history": history,
+        "detected_intent": decision.intent.value,
+        "intent_confidence": decision.confidence,
+        "intent_layer": decision.layer,
+        "is_garbage_query": decision.intent is Intent.GARBAGE,
+        "processing_steps": [f"intent:{decision.intent.value}({decision.layer},{decision.confidence:.2f})"],
+    }

@@ -1,0 +1,81 @@
+"""Every prompt the pipeline sends to an LLM, in one place. Fixed replies that need no LLM are here too."""
+
+from __future__ import annotations
+
+SYSTEM_PROMPT = (
+    "You are Axiom, an assistant that answers questions using only the user's documents. "
+    "If the documents do not contain the answer, say so plainly."
+)
+
+GENERATION_PROMPT = """Answer the question using ONLY the sources below.
+After every sentence, cite the source it comes from as [Source N]. Do not use outside knowledge.
+If the sources do not contain the answer, reply exactly: "The documents do not contain this information."
+
+Sources:
+{context}
+
+Question: {question}
+Answer:"""
+
+GENERATION_WITH_RETRY_PROMPT = """Your previous answer contained claims the sources do not support:
+{feedback}
+
+Answer again using ONLY facts stated in the sources below, copying their wording where you can.
+After every sentence, cite the source it comes from as [Source N]. Leave out anything the sources do not say.
+
+Sources:
+{context}
+
+Question: {question}
+Answer:"""
+
+QUERY_REWRITE_PROMPT = """Rewrite the user's last question as one standalone search query for their documents.
+Resolve words like "it" or "that" using the conversation. Reply with the query only.
+
+Conversation:
+{history}
+
+Last question: {question}
+Search query:"""
+
+TRANSFORM_PROMPTS = {
+    "followup": "Expand the previous answer with more detail, using only the sources it was based on.",
+    "simplify": "Rewrite the previous answer so a 10-year-old understands it. Keep it short and correct.",
+    "deepen": "Rewrite the previous answer with more technical depth and precision, staying faithful to it.",
+}
+
+TRANSFORM_PROMPT = """{instruction}
+
+Previous question: {question}
+Previous answer: {answer}
+
+Sources of the previous answer:
+{context}
+
+New answer:"""
+
+MAP_SUMMARY_PROMPT = """Summarise the key points of this part of the user's documents in a few sentences.
+
+{context}
+
+Summary:"""
+
+FIXED_REPLIES = {
+    "greeting": "Hello! How can I help you with your documents today?",
+    "gratitude": "You're welcome! Feel free to ask if you have more questions about your documents.",
+    "garbage": "I didn't quite understand that. Could you rephrase your question about the documents?",
+    "off_topic": (
+        "I'm designed to help with questions about your uploaded documents. "
+        "What would you like to know about them?"
+    ),
+    "clarify_needed": (
+        "Could you say a little more about what you're looking for? "
+        "For example, name the topic, section or document you mean."
+    ),
+}
+
+NOT_FOUND_REPLY = (
+    "I couldn't find this in your documents. Try rephrasing the question, or upload a document that covers it."
+)
+NO_DOCUMENTS_REPLY = "This chat has no documents yet. Upload a PDF, TXT, MD or DOCX file and ask me about it."
+EXTRACTIVE_PREFIX = "I could not write an answer I can fully back up, so here is what your documents say:"

@@ -1,0 +1,69 @@
+"""RAGState: what flows through the graph (seed §10), plus the few fields Axiom adds (marked)."""
+
+from __future__ import annotations
+
+from operator import add
+from typing import Annotated, Literal, Optional, TypedDict
+
+from backend.llm.base import ChatMessage
+from backend.models import Passage
+
+Intent = Literal[
+    "question", "command", "greeting", "gratitude", "garbage", "off_topic",
+    "followup", "simplify", "deepen", "clarify_needed",
+]
+Complexity = Literal["simple", "complex", "conversational", "summarize", "garbage"]
+# How the answer came to be; the API and UI show each differently (Axiom addition).
+AnswerKind = Literal["generated", "extractive", "fixed", "not_found", "transformed"]
+
+
+class RAGState(TypedDict, total=False):
+    # Input
+    question: str
+    session_id: str
+    chat_id: str  # Axiom addition: the chat whose documents are searched
+    collection_name: str
+
+    # Intent classification
+    detected_intent: Optional[Intent]
+    intent_confidence: float
+    intent_layer: str  # Axiom addition: "rules" | "exemplars" | "llm" | "default"
+    history: list[ChatMessage]  # Axiom addition: recent messages, read once from memory by the intent node
+
+    # Router agent
+    query_complexity: Optional[Complexity]
+    skip_rewrite: bool
+    is_summarization: bool
+    is_garbage_query: bool
+
+    # Query processing
+    rewritten_query: Optional[str]
+    query_type: Optional[str]
+
+    # Retrieval
+    retrieved_documents: list[Passage]
+    relevant_documents: list[Passage]
+    collection_empty: bool
+
+    # Generation
+    answer: Optional[str]
+    sources: list[dict]
+    answer_kind: AnswerKind  # Axiom addition
+    answer_synthesized: bool  # Axiom addition: False when no LLM wrote the answer
+
+    # Validation
+    is_grounded: bool
+    groundedness_score: float
+    hallucination_details: str
+    fast_groundedness_score: float
+    skip_llm_hallucination_check: bool
+
+    # Control flow
+    iteration: int
+    max_iterations: int
+    should_rewrite: bool
+    rewrite_count: int
+
+    # Metadata, accumulated across nodes
+    errors: Annotated[list[str], add]
+    processing_steps: Annotated[list[str], add]

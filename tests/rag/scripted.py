@@ -1,0 +1,40 @@
+"""A language model that answers from a script.
+
+The retry loop, the not-found path and Stop must be driven deterministically: the real 135M model cannot be made
+to hallucinate (or to stay grounded) on demand. Everything else in these tests is real — stores, embedder, graph.
+Tests of the real model's answers use the bundled SmolLM2 (see test_pipeline_real_model.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from backend.llm.base import ChatMessage, GenerationParams
+
+
+class ScriptedLLM:
+    name = "scripted"
+    context_window = 8192
+
+    def __init__(self, *answers: str) -> None:
+        self._answers = list(answers)
+        self.prompts: list[list[ChatMessage]] = []
+        self.closed_streams = 0
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    def _next(self, messages: Sequence[ChatMessage]) -> str:
+        self.prompts.append(list(messages))
+        return self._answers.pop(0) if len(self._answers) > 1 else self._answers[0]
+
+    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+        answer = self._next(messages)
+        try:
+            for word in answer.split(" "):
+                yield word + " "
+        finally:
+            self.closed_streams += 1
+
+    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
+        return self._next(messages)

@@ -1,0 +1,173 @@
+"""The graph end to end on real stores and the real embedder, with a scripted LLM so each route is forced."""
+
+import time
+
+import pytest
+
+from backend.rag.graph import route_after_check, route_after_grade, route_by_complexity, route_by_intent
+from backend.rag.prompts import FIXED_REPLIES, NO_DOCUMENTS_REPLY, NOT_FOUND_REPLY
+from tests.rag.scripted import ScriptedLLM
+
+CARE = """Axolotl care guide.
+
+The axolotl is a salamander native to Lake Xochimilco in Mexico. Axolotls can regrow entire limbs, parts of their
+heart and even parts of their brain.
+
+Water temperature for axolotls should stay between 16 and 18 degrees Celsius. Temperatures above 24 degrees
+cause stress and disease.
+
+Axolotls eat earthworms, bloodworms and specially made pellets. Adults are fed two or three times a week."""
+
+GROUNDED = "Water temperature for axolotls should stay between 16 and 18 degrees Celsius [Source 1]."
+INVENTED = "Axolotls live in the Amazon river and each one eats 40 kilograms of rice per day."
+
+
+@pytest.fixture
+def chat(tmp_path, make_services):
+    def build(*answers, documents=True):
+        llm = ScriptedLLM(*answers)
+        services = make_services(tmp_path / "data", llm=llm)
+        if documents:
+            services.ingestion.ingest("pets", "care.txt", CARE.encode())
+        return services, llm
+
+    return build
+
+
+def ask(services, question, session="s1"):
+    events = list(services.pipeline.stream(question, chat_id="pets", session_id=session))
+    return events[-1]["result"], events
+
+
+# --- the conditional edges, as pure functions -------------------------------------------------------------------
+
+def test_route_by_intent():
+    assistant = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    assert route_by_intent({"detected_intent": "greeting"}) == "reply_fixed"
+    assert route_by_intent({"detected_intent": "off_topic"}) == "reply_fixed"
+    assert route_by_intent({"detected_intent": "clarify_needed"}) == "reply_fixed"
+    assert route_by_intent({"detected_intent": "question"}) == "classify_complexity"
+    assert route_by_intent({"detected_intent": "command"}) == "classify_complexity"
+    assert route_by_intent({"detected_intent": "followup", "history": assistant}) == "transform_previous"
+    assert route_by_intent({"detected_intent": "simplify", "history": []}) == "classify_complexity"
+
+
+def test_route_by_complexity_and_grade():
+    assert route_by_complexity({"is_summarization": True, "skip_rewrite": True}) == "gather_for_summary"
+    assert route_by_complexity({"is_summarization": False, "skip_rewrite": True}) == "retrieve"
+    assert route_by_complexity({"is_summarization": False, "skip_rewrite": False}) == "rewrite_query"
+    assert route_after_grade({"relevant_documents": ["p"]}) == "generate"
+    assert route_after_grade({"relevant_documents": []}) == "reply_not_found"
+
+
+def test_route_after_check_retries_then_falls_back():
+    assert route_after_check({"is_grounded": True, "iteration": 1}, max_retries=2) == "remember"
+    assert route_after_check({"is_grounded": False, "iteration": 1}, max_retries=2) == "generate"
+    assert route_after_check({"is_grounded": False, "iteration": 2}, max_retries=2) == "generate"
+    assert route_after_check({"is_grounded": False, "iteration": 3}, max_retries=2) == "answer_extractively"
+
+
+# --- whole runs -------------------------------------------------------------------------------------------------
+
+def test_greeting_and_thanks_skip_retrieval_and_the_llm(chat):
+    services, llm = chat("unused")
+    for message, intent in (("hi", "greeting"), ("thanks!", "gratitude")):
+        result, events = ask(services, message)
+        assert result.answer == FIXED_REPLIES[intent] and result.answer_kind == "fixed"
+        assert not any(step.startswith("retrieve") for step in result.processing_steps)
+        assert [e["content"] for e in events if e["type"] == "token"] == [result.answer]
+    assert llm.prompts == []
+
+
+def test_keyboard_mash_is_rejected_kindly(chat):
+    services, llm = chat("unused")
+    result, _ = ask(services, "asdfgh")
+    assert result.intent == "garbage" and result.answer == FIXED_REPLIES["garbage"]
+    assert llm.prompts == []
+
+
+def test_a_grounded_answer_is_cited_and_remembered(chat):
+    services, llm = chat(GROUNDED)
+    result, events = ask(services, "What water temperature do axolotls need?")
+    assert result.answer_kind == "generated" and result.is_grounded and result.iterations == 1
+    assert [s["filename"] for s in result.sources] == ["care.txt"]
+    assert result.sources[0]["source_numbers"] == [1] and result.sources[0]["page"] == 1
+    assert "[Source 1: care.txt (page 1)]" in llm.prompts[0][-1]["content"]
+    assert [e["stage"] for e in events if e["type"] == "status"] == ["retrieving", "checking"]
+    history = services.memory.history("s1")
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert history[1].metadata["sources"][0]["filename"] == "care.txt" and history[1].metadata["is_grounded"]
+
+
+def test_an_uncited_but_supported_sentence_gets_its_citation(chat):
+    services, _ = chat("Axolotls eat earthworms, bloodworms and specially made pellets.")
+    result, _ = ask(services, "What do axolotls eat?")
+    assert "[Source 1]" in result.answer and result.sources[0]["filename"] == "care.txt"
+
+
+def test_an_invented_answer_is_retried_with_feedback_then_replaced_by_quotes(chat):
+    services, llm = chat(INVENTED)
+    result, events = ask(services, "Where do axolotls live and what do they eat?")
+    assert result.iterations == 3  # the first answer and two retries
+    assert "claims the sources do not support" in llm.prompts[1][-1]["content"]
+    assert "Amazon" in llm.prompts[1][-1]["content"]  # the issues found are the feedback
+    assert sum(e["type"] == "retry" for e in events) == 3  # two regenerations, then the fallback
+    assert result.answer_kind == "extractive" and not result.answer_synthesized
+    assert "Amazon" not in result.answer and "[Source 1]" in result.answer
+    assert result.sources[0]["filename"] == "care.txt"
+    assert services.memory.history("s1")[1].metadata["answer_kind"] == "extractive"
+
+
+def test_a_question_the_documents_cannot_answer_gets_the_honest_reply_without_the_llm(chat):
+    services, llm = chat("unused")
+    result, _ = ask(services, "What is the capital of Australia?")
+    assert result.answer == NOT_FOUND_REPLY and result.answer_kind == "not_found"
+    assert not result.answer_synthesized and result.sources == []
+    assert llm.prompts == []
+
+
+def test_a_chat_without_documents_says_so(chat):
+    services, llm = chat("unused", documents=False)
+    result, _ = ask(services, "What water temperature do axolotls need?")
+    assert result.answer == NO_DOCUMENTS_REPLY and llm.prompts == []
+
+
+def test_tell_me_more_reworks_the_previous_answer_with_its_sources(chat):
+    services, llm = chat(GROUNDED, "More detail: above 24 degrees axolotls get stressed.")
+    first, _ = ask(services, "What water temperature do axolotls need?")
+    more, _ = ask(services, "tell me more")
+    assert more.intent == "followup" and more.answer_kind == "transformed"
+    assert more.sources == first.sources
+    prompt = llm.prompts[-1][-1]["content"]
+    assert first.answer in prompt and "Temperatures above 24 degrees" in prompt
+    assert not any(step.startswith("retrieve") for step in more.processing_steps)
+
+
+def test_a_follow_up_question_is_rewritten_with_the_conversation(chat):
+    services, llm = chat(GROUNDED, "what do axolotls eat", "Axolotls eat earthworms [Source 1].")
+    ask(services, "What water temperature do axolotls need?")
+    result, _ = ask(services, "and what do they eat?")
+    assert result.query_complexity == "conversational"
+    assert "Last question: and what do they eat?" in llm.prompts[1][-1]["content"]
+    assert "rewrite:used" in result.processing_steps
+
+
+def test_summaries_read_the_whole_chat_in_page_order(chat):
+    services, llm = chat("The guide covers where axolotls live, their water and their food [Source 1].")
+    result, _ = ask(services, "summarize the documents")
+    assert result.is_summarization and result.query_complexity == "summarize"
+    assert "Lake Xochimilco" in llm.prompts[0][-1]["content"] and "bloodworms" in llm.prompts[0][-1]["content"]
+
+
+def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
+    services, llm = chat(" ".join(["word"] * 500))
+    stream = services.pipeline.stream("What water temperature do axolotls need?", chat_id="pets", session_id="s1")
+    for event in stream:
+        if event["type"] == "token":
+            break
+    stream.close()
+    deadline = time.monotonic() + 10
+    while llm.closed_streams == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert llm.closed_streams == 1
+    assert services.memory.history("s1") == []
