@@ -1,0 +1,136 @@
+"""Each node called on its own with a state dict and its dependencies, no graph."""
+
+import pytest
+
+from backend.errors import SynthesisFailed
+from backend.models import Chunk, Parent, Passage
+from backend.rag.citations import add_missing_citations, build_context, cited_numbers, cited_sources
+from backend.rag.nodes.generate import generate
+from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
+from backend.rag.nodes.intent import classify_intent
+from backend.rag.nodes.remember import remember
+from backend.rag.nodes.retrieve import retrieve
+from backend.rag.nodes.grade import grade_documents
+from backend.rag.nodes.rewrite import clean_rewrite
+from backend.rag.nodes.route import complexity_of
+from tests.rag.scripted import ScriptedLLM
+from tests.rag.test_graph import CARE
+
+
+def passage(n: int, text: str, filename: str = "a.pdf", page: int = 1, document: str = "d1") -> Passage:
+    parent = Parent(f"{document}-p{n}", document, filename, page, text)
+    child = Chunk(f"{document}-p{n}-c0", parent.parent_id, document, filename, page, text[:400])
+    return Passage(parent, child, 0.9 - n / 100, (child,))
+
+
+PASSAGES = [
+    passage(0, "The bridge opened in 1932 and carries eight lanes of traffic.", "bridge.pdf", 3, "b"),
+    passage(1, "Its steel arch spans 503 metres across the harbour.", "bridge.pdf", 4, "b"),
+    passage(2, "The opera house was designed by Jørn Utzon.", "opera.pdf", 1, "o"),
+]
+
+
+@pytest.fixture
+def deps(tmp_path, make_services):
+    def build(*answers):
+        services = make_services(tmp_path / "data", llm=ScriptedLLM(*answers or ("unused",)))
+        services.ingestion.ingest("pets", "care.txt", CARE.encode())
+        return services.pipeline.deps
+
+    return build
+
+
+def test_complexity_router():
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    assert complexity_of("What temperature do axolotls need?", []) == "simple"
+    assert complexity_of("Summarize the documents", []) == "summarize"
+    assert complexity_of("give me an overview", history) == "summarize"
+    assert complexity_of("what do they eat?", history) == "conversational"
+    assert complexity_of("and the second one?", history) == "conversational"
+    assert complexity_of("what do they eat?", []) == "simple"  # no history: nothing to resolve against
+    assert complexity_of("Compare the two methods and explain why one is faster", []) == "complex"
+
+
+def test_a_rewrite_is_kept_only_when_it_is_a_plausible_query():
+    assert clean_rewrite('Search query: "axolotl diet"', "what do they eat?", "axolotl care") == "axolotl diet"
+    assert clean_rewrite("", "what do they eat?", "") is None
+    assert clean_rewrite("Bananas are yellow fruit", "what do they eat?", "axolotl care") is None
+    assert clean_rewrite("word " * 60, "what do they eat", "") is None
+    assert clean_rewrite("What do they eat?", "what do they eat?", "") is None
+
+
+def test_context_is_numbered_and_fits_the_budget():
+    long = [passage(i, f"Sentence {i}. " + "filler words here " * 300) for i in range(5)]
+    context, used = build_context(long, lambda text: len(text) // 4, budget_tokens=600)
+    assert len(context) // 4 <= 600
+    assert context.startswith("[Source 1: a.pdf (page 1)]") and "[Source 2: a.pdf (page 1)]" in context
+    assert used == long[: len(used)] and len(used) >= 3  # shares, not the first passage alone
+
+
+def test_citations_are_parsed_checked_and_grouped_per_document():
+    assert cited_numbers("A [Source 2]. B [Source 1, 2]. C [Sources 3 and 1].") == [2, 1, 3]
+    answer = add_missing_citations("The bridge opened in 1932. Its arch spans 503 metres [Source 9].", PASSAGES)
+    assert answer == "The bridge opened in 1932 [Source 1]. Its arch spans 503 metres [Source 2]."
+    sources = cited_sources(answer + " It was designed by Jørn Utzon [Source 3].", PASSAGES)
+    assert [(s["filename"], s["pages"], s["source_numbers"]) for s in sources] == [
+        ("bridge.pdf", [3, 4], [1, 2]), ("opera.pdf", [1], [3])
+    ]
+    assert sources[0]["passages"][1]["excerpt"].startswith("Its steel arch")
+
+
+def test_classify_intent_reads_the_conversation(deps):
+    d = deps()
+    d.memory.add_exchange("s1", "What temperature?", "16 to 18 degrees [Source 1].", {"sources": []})
+    update = classify_intent({"question": "tell me more", "session_id": "s1"}, d)
+    assert update["detected_intent"] == "followup" and [m["role"] for m in update["history"]] == ["user", "assistant"]
+    assert classify_intent({"question": "tell me more", "session_id": "fresh"}, d)["detected_intent"] == "question"
+
+
+def test_retrieve_then_grade(deps):
+    d = deps()
+    found = retrieve({"question": "What do axolotls eat?", "chat_id": "pets"}, d)
+    assert found["retrieved_documents"] and not found["collection_empty"]
+    graded = grade_documents({"question": "What do axolotls eat?", **found}, d)
+    assert "bloodworms" in graded["relevant_documents"][0].parent.text
+    assert retrieve({"question": "anything", "chat_id": "empty"}, d)["collection_empty"]
+
+
+def test_generate_cites_and_refuses_to_overflow_the_window(deps):
+    d = deps("The bridge opened in 1932 [Source 1].")
+    update = generate({"question": "When did it open?", "relevant_documents": PASSAGES, "iteration": 0}, d)
+    assert update["iteration"] == 1 and update["answer_kind"] == "generated"
+    assert update["sources"][0]["filename"] == "bridge.pdf"
+    history = [{"role": "user", "content": "x" * 600}] * 5
+    d.llm.context_window = 500  # scripted model: pretend the window is tiny
+    with pytest.raises(SynthesisFailed):
+        generate({"question": "q" * 3000, "relevant_documents": PASSAGES, "history": history, "iteration": 0}, d)
+
+
+def test_generate_recognises_the_models_own_decline(deps):
+    update = generate({"question": "Who?", "relevant_documents": PASSAGES, "iteration": 0},
+                      deps("The documents do not contain this information."))
+    assert update["answer_kind"] == "not_found" and update["sources"] == []
+
+
+def test_check_groundedness(deps):
+    d = deps()
+    grounded = check_groundedness({"answer": "The bridge opened in 1932 [Source 1].", "relevant_documents": PASSAGES}, d)
+    assert grounded["is_grounded"]
+    invented = check_groundedness({"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].",
+                                   "relevant_documents": PASSAGES}, d)
+    assert not invented["is_grounded"] and "1990" in invented["hallucination_details"]
+
+
+def test_the_extractive_answer_quotes_the_closest_sentences(deps):
+    update = answer_extractively({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
+    assert update["answer_kind"] == "extractive" and "503 metres" in update["answer"]
+    assert "[Source 2]" in update["answer"] and update["sources"][0]["filename"] == "bridge.pdf"
+
+
+def test_remember_saves_the_exchange_with_its_metadata(deps):
+    d = deps()
+    remember({"session_id": "s9", "question": "q?", "answer": "a [Source 1].", "sources": [{"filename": "f"}],
+              "is_grounded": False, "detected_intent": "question", "answer_kind": "generated", "iteration": 2}, d)
+    user, assistant = d.memory.history("s9")
+    assert (user.content, assistant.content) == ("q?", "a [Source 1].")
+    assert assistant.metadata["is_grounded"] is False and assistant.metadata["iterations"] == 2
