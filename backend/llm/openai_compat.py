@@ -1,0 +1,86 @@
+"""Any OpenAI-compatible server (llama.cpp, llama_cpp.server, vLLM, LM Studio, ...) over streamed
+``/v1/chat/completions`` (server-sent events), with plain httpx."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+
+from backend.errors import SynthesisFailed
+from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
+
+SSE_DATA_PREFIX = "data:"
+SSE_END_OF_STREAM = "[DONE]"
+# Only llama.cpp serves a tokenizer endpoint, and not under /v1; about four characters per token is close
+# enough for budgeting a prompt against the context window, which is all count_tokens is used for.
+CHARS_PER_TOKEN_ESTIMATE = 4
+
+
+class OpenAICompatLLM:
+    def __init__(
+        self, base_url: str, model: str, *, api_key: str | None, context_window: int, timeout: float
+    ) -> None:
+        self.name = f"openai:{model}"
+        self.context_window = context_window
+        self._model = model
+        self._base_url = base_url
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # The timeout bounds every read, so a server that accepts but never starts answering fails after
+        # `timeout` seconds instead of holding the request open.
+        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+
+    def count_tokens(self, text: str) -> int:
+        return -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
+
+    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+        body = self._request_body(messages, params)
+        try:
+            # Leaving this block early (the caller closed the stream) closes the unread response, and with it the
+            # connection, which is how an OpenAI-compatible server learns to stop generating.
+            with self._client.stream("POST", "chat/completions", json=body) as reply:
+                if reply.is_error:
+                    reply.read()
+                    raise SynthesisFailed(
+                        f"{self._base_url} refused the request: {reply.text}",
+                        provider=self.name,
+                        status=reply.status_code,
+                    )
+                for line in reply.iter_lines():
+                    if not line.startswith(SSE_DATA_PREFIX):
+                        continue  # blank separators, comments (keep-alive pings), event names
+                    data = line.removeprefix(SSE_DATA_PREFIX).strip()
+                    if data == SSE_END_OF_STREAM:
+                        return
+                    piece = self._piece_of(json.loads(data))
+                    if piece:
+                        yield piece
+        except httpx.TransportError as error:
+            raise LLMUnavailable(f"{self._base_url} did not answer: {error}", provider=self.name) from error
+
+    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
+        return "".join(self.stream(messages, params))
+
+    def _request_body(self, messages: Sequence[ChatMessage], params: GenerationParams) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": list(messages),
+            "stream": True,
+            "max_tokens": params.max_tokens,
+            "temperature": params.temperature,
+        }
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.json_schema is not None:
+            # "json_object" with a "schema" is the form both llama.cpp servers (C++ and llama_cpp.server) turn into
+            # a grammar; llama_cpp.server rejects OpenAI's newer "json_schema" type outright.
+            body["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        return body
+
+    def _piece_of(self, event: dict[str, Any]) -> str | None:
+        if "error" in event:
+            raise SynthesisFailed(f"{self._base_url} failed mid-answer: {event['error']}", provider=self.name)
+        choices = event.get("choices") or [{}]
+        return choices[0].get("delta", {}).get("content")

@@ -1,0 +1,132 @@
+"""LlamaCppLLM with the real bundled SmolLM2-135M-Instruct GGUF, decoding on this machine."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from backend.config import Settings
+from backend.errors import SynthesisFailed
+from backend.llm.base import GenerationParams, LLMUnavailable
+from backend.llm.factory import build_llm
+from backend.llm.llamacpp import WORKER_THREAD_NAME, LlamaCppLLM, bundled_model_path
+from tests.llm.support import (
+    COLOUR_PROMPT,
+    COLOUR_SCHEMA,
+    COUNTING_PROMPT,
+    ENDLESS_ARRAY,
+    NUMBERS_PROMPT,
+    TEST_MAX_TOKENS,
+    TEST_THREADS,
+)
+
+N_CTX = 2048
+# Ample for the first token of a short prompt on a busy machine; also how long the busy-model test waits.
+FIRST_TOKEN_TIMEOUT_S = 5.0
+# The chat template's default system prompt and NUMBERS_PROMPT come to about 32 tokens; a generation stopped
+# after a few pieces stays far below this, one left to run writes hundreds.
+STOPPED_GENERATION_TOKEN_BOUND = 100
+
+
+def new_llm(first_token_timeout: float) -> LlamaCppLLM:
+    return LlamaCppLLM(
+        bundled_model_path(), n_ctx=N_CTX, n_threads=TEST_THREADS, first_token_timeout=first_token_timeout
+    )
+
+
+def tokens_in_context(llm: LlamaCppLLM) -> int:
+    """How many tokens the model has evaluated for the last generation, prompt and answer (read from inside the
+    provider: how far decoding went is not part of the LLM interface)."""
+    return llm._model.n_tokens
+
+
+def wait_for_workers_to_end() -> None:
+    for thread in threading.enumerate():
+        if thread.name == WORKER_THREAD_NAME:
+            thread.join()
+
+
+@pytest.fixture(scope="module")
+def llm() -> LlamaCppLLM:
+    return new_llm(FIRST_TOKEN_TIMEOUT_S)
+
+
+def test_stream_yields_text_in_several_pieces(llm: LlamaCppLLM) -> None:
+    pieces = list(llm.stream(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS)))
+
+    assert len(pieces) > 1
+    assert all(isinstance(piece, str) and piece for piece in pieces)
+    assert "".join(pieces).strip()
+
+
+def test_json_schema_mode_answers_valid_json_from_the_enum(llm: LlamaCppLLM) -> None:
+    answer = llm.complete(COLOUR_PROMPT, GenerationParams(max_tokens=32, json_schema=COLOUR_SCHEMA))
+
+    assert json.loads(answer)["colour"] in COLOUR_SCHEMA["properties"]["colour"]["enum"]
+
+
+def test_closing_the_stream_stops_generation_and_frees_the_model(llm: LlamaCppLLM) -> None:
+    stream = llm.stream(NUMBERS_PROMPT, ENDLESS_ARRAY)
+
+    first_pieces = [next(stream) for _ in range(3)]
+    stream.close()
+
+    assert first_pieces[0] == "["
+    assert tokens_in_context(llm) < STOPPED_GENERATION_TOKEN_BOUND
+    assert WORKER_THREAD_NAME not in {thread.name for thread in threading.enumerate()}
+    assert llm.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+
+def test_a_second_caller_gets_unavailable_while_the_model_is_busy(llm: LlamaCppLLM) -> None:
+    running = llm.stream(NUMBERS_PROMPT, ENDLESS_ARRAY)
+    next(running)
+
+    with pytest.raises(LLMUnavailable, match="busy"):
+        llm.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+    running.close()
+
+
+def test_no_first_piece_within_the_timeout_is_unavailable_and_the_worker_stops() -> None:
+    impatient = new_llm(first_token_timeout=0.001)
+
+    with pytest.raises(LLMUnavailable, match="did not start answering"):
+        list(impatient.stream(NUMBERS_PROMPT, ENDLESS_ARRAY))
+
+    # Reading the prompt cannot be interrupted, but the worker must stop at its first token rather than write the
+    # hundreds the grammar asks for.
+    wait_for_workers_to_end()
+    assert tokens_in_context(impatient) < STOPPED_GENERATION_TOKEN_BOUND
+
+
+def test_a_model_error_is_a_synthesis_failure_and_frees_the_model(llm: LlamaCppLLM) -> None:
+    too_long = [{"role": "user", "content": "word " * N_CTX}]
+
+    with pytest.raises(SynthesisFailed, match="exceed context window") as raised:
+        llm.complete(too_long, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+    assert not isinstance(raised.value, LLMUnavailable)
+    wait_for_workers_to_end()
+    assert llm.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+
+def test_tokens_are_counted_with_the_models_tokenizer(llm: LlamaCppLLM) -> None:
+    assert llm.count_tokens("") == 0
+    assert llm.count_tokens("Hello world") == 2  # no beginning-of-text token added
+    assert llm.count_tokens("Hello world" * 50) > llm.count_tokens("Hello world" * 10)
+
+
+def test_factory_builds_the_bundled_model_by_default() -> None:
+    built = build_llm(Settings(llm_n_ctx=N_CTX, llm_threads=TEST_THREADS))
+
+    assert isinstance(built, LlamaCppLLM)
+    assert (built.name, built.context_window) == ("llamacpp:SmolLM2-135M-Instruct.Q4_1.gguf", N_CTX)
+
+
+def test_factory_uses_a_configured_model_path() -> None:
+    built = build_llm(Settings(llm_model_path=bundled_model_path(), llm_n_ctx=512, llm_threads=TEST_THREADS))
+
+    assert isinstance(built, LlamaCppLLM)
+    assert built.context_window == 512
