@@ -101,6 +101,13 @@ def _eval_groundedness(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _eval_router(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.eval.router import run_router_eval
+
+    print(run_router_eval(args.clinc, args.json, use_llm=args.llm))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     groundedness.add_argument("--halueval", type=Path, required=True, help="HaluEval qa_one-turn_data.json")
     groundedness.add_argument("--json", action="store_true", help="print the report as JSON")
     groundedness.set_defaults(run=_eval_groundedness)
+    router = evals.add_parser("router", help="intent router accuracy per class on CLINC150")
+    router.add_argument("--clinc", type=Path, required=True, help="CLINC150 data_full.json")
+    router.add_argument("--llm", action="store_true", help="also use the configured LLM as the third layer")
+    router.add_argument("--json", action="store_true", help="print the report as JSON")
+    router.set_defaults(run=_eval_router)
     return parser
 
 

@@ -87,7 +87,10 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
         documents=documents,
         memory=memory,
         llm=llm,
-        router=IntentRouter(embedder, llm if capable else None, threshold=settings.intent_threshold),
+        router=IntentRouter(
+            embedder, llm if capable else None,
+            threshold=settings.intent_threshold, neighbours=settings.intent_neighbours,
+        ),
         checker=GroundednessChecker(
             _llm_verifier(llm) if capable else None, grounded_at=settings.hallucination_threshold
         ),

@@ -6,12 +6,12 @@ router outcomes CLINC can test (``CLINC_MAPPING``, printed with every report):
 - greeting ← greeting, goodbye. A farewell is a social pleasantry like a greeting: no retrieval, a short reply.
 - gratitude ← thank_you.
 - off_topic ← oos, the rest of small talk (jokes, fun facts, questions about the assistant), and the requests a
-  document cannot answer: live state of the world or the user's devices (weather, time, traffic, location), device
-  actions and personal lists (timers, calls, music, smart home, shopping lists, reminders, calendar), assistant
-  settings (voice, name, language).
-- question ← banking, credit cards, kitchen and dining, auto and commute, travel and work: requests with content a
-  document (a card agreement, a car manual, an HR handbook, a recipe) could hold, so a document assistant should try
-  retrieval; plus utility's ``definition``.
+  document cannot answer: the live state of the world or the user's devices (weather, time, time zones, traffic,
+  location, a ride), device actions and personal lists (timers, calls, music, smart home, shopping lists, reminders,
+  calendar), assistant settings (voice, name, language), general utilities (calculator, spelling, conversions).
+- question ← the rest of banking, credit cards, kitchen and dining, auto and commute, travel and work: requests with
+  content a document (a card agreement, a car manual, an HR handbook, a recipe) could hold, so a document assistant
+  should try retrieval; plus utility's ``definition``.
 - excluded: yes, no, maybe, repeat, cancel. They are replies whose meaning depends on the previous turn, which
   CLINC does not give.
 
@@ -22,11 +22,12 @@ find out, so a router that sends them to retrieval is doing no harm.
 
 The L1 settings (threshold, neighbours per intent) are chosen on the validation split (val + oos_val): the highest
 balanced accuracy (the mean of the accuracies of greeting, gratitude, off_topic, oos and question, so 40 greetings
-weigh as much as 1,820 questions, and val, with 100 oos, compares with test, with 1,000) among the settings that keep
+weigh as much as 1,740 questions, and val, with 100 oos, compares with test, with 1,000) among the settings that keep
 at least ``QUESTION_FLOOR`` of the questions questions, because turning away a document question costs the user an
 answer while routing chit-chat to retrieval costs one search. The seed's rule (nearest exemplar, 0.85), the seed's
 rule at its best threshold and the chosen settings are then scored on the test split (test + oos_test), which is
-used for nothing else.
+used for nothing else. With ``use_llm`` the configured LLM is L2 for every run, on a fixed sample of the test split
+(``LLM_SAMPLE_PER_GROUP`` per group), since each undecided message costs an LLM call.
 """
 
 from __future__ import annotations

@@ -93,6 +93,21 @@ _REFERENCE_WORDS = _QUESTION_WORDS | {
 }
 
 
+# Runs of neighbouring keys (either direction): a single "word" drawn from one of them is someone mashing keys.
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
+_MIN_MASH_LETTERS = 4
+_VOWELS = frozenset("aeiouy")
+
+
+def _is_keyboard_mash(word: str) -> bool:
+    if len(word) < _MIN_MASH_LETTERS:
+        return False
+    if any(word in row or word in row[::-1] for row in _KEYBOARD_ROWS):
+        return True
+    # Five or more letters without a vowel ("sdfgh", "jkljkl") are no word in any language we index.
+    return len(word) >= 5 and word.isalpha() and word.isascii() and not _VOWELS & set(word)
+
+
 class RuleVerdict(Enum):
     GARBAGE = "garbage"
     BARE_REFERENCE = "bare_reference"
@@ -107,6 +122,8 @@ def check_hard_rules(query: str) -> RuleVerdict:
     if Counter(visible).most_common(1)[0][1] / len(visible) > _REPEATED_CHAR_SHARE:
         return RuleVerdict.GARBAGE
     words = _WORD.findall(text)
+    if len(words) == 1 and _is_keyboard_mash(words[0]):
+        return RuleVerdict.GARBAGE
     if all(word in _REFERENCE_WORDS for word in words):
         return RuleVerdict.BARE_REFERENCE
     fillers = sum(word in _FILLER_WORDS for word in words)
@@ -221,27 +238,24 @@ class ExemplarMatcher:
         if not texts:
             raise ValueError("the exemplar table is empty")
         self._embedder = embedder
-        self._neighbours = neighbours
         self._vectors = embedder.embed_documents(texts)  # rows are L2-normalised: dot product = cosine
-        self._intents: list[Intent] = []
-        self._rows: list[np.ndarray] = []
-        first = 0
-        for intent, group in exemplars.items():
-            if group:
-                self._intents.append(intent)
-                self._rows.append(np.arange(first, first + len(group)))
-                first += len(group)
+        self._intents = [intent for intent, group in exemplars.items() if group]
+        sizes = np.array([len(group) for group in exemplars.values() if group])
+        # One row per intent holding the indices of its exemplars, padded to the largest group; scoring a query
+        # is then a handful of array operations whatever the number of intents.
+        columns = np.arange(sizes.max())
+        self._present = columns < sizes[:, None]
+        self._rows = np.where(self._present, np.cumsum(sizes)[:, None] - sizes[:, None] + columns, 0)
+        self._neighbours = min(neighbours, int(sizes.max()))
+        self._counts = np.minimum(sizes, neighbours)
 
     def best(self, query: str) -> ExemplarMatch:
         similarities = self._vectors @ self._embedder.embed_query(query)
-        scores = [_mean_of_largest(similarities[rows], self._neighbours) for rows in self._rows]
+        grouped = np.where(self._present, similarities[self._rows], -np.inf)
+        nearest = -np.sort(-grouped, axis=1)[:, : self._neighbours]
+        scores = np.where(np.isfinite(nearest), nearest, 0.0).sum(axis=1) / self._counts
         winner = int(np.argmax(scores))
-        return ExemplarMatch(self._intents[winner], scores[winner])
-
-
-def _mean_of_largest(values: np.ndarray, count: int) -> float:
-    count = min(count, len(values))
-    return float(np.partition(values, len(values) - count)[-count:].mean())
+        return ExemplarMatch(self._intents[winner], float(scores[winner]))
 
 
 # --- L2: LLM ----------------------------------------------------------------------------------------------------
@@ -301,6 +315,10 @@ def parse_intent_answer(answer: str) -> Intent | None:
 
 
 class IntentRouter:
+    """L0 → L1 → L2 → default, as the module docstring describes. Build once and share: construction embeds the
+    exemplar table, and ``classify`` only reads it. A message's embedding goes through the shared embedder's
+    cache, so dense retrieval of the same message does not embed it again."""
+
     def __init__(
         self,
         embedder: Embedder,
@@ -311,10 +329,19 @@ class IntentRouter:
     ) -> None:
         self._matcher = ExemplarMatcher(embedder, exemplars, neighbours)
         self._llm = LLMIntentClassifier(llm) if llm is not None else None
-        self.threshold = threshold
-        self.neighbours = neighbours
+        self._threshold = threshold
+        self._neighbours = neighbours
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def neighbours(self) -> int:
+        return self._neighbours
 
     def classify(self, query: str, history: Sequence[ChatMessage] = ()) -> IntentDecision:
+        """``history`` is the conversation before ``query``; only the last assistant message in it matters."""
         previous_answer = _last_assistant_message(history)
         verdict = check_hard_rules(query)
         if verdict is RuleVerdict.GARBAGE:
@@ -324,7 +351,7 @@ class IntentRouter:
             return IntentDecision(intent, RULE_CONFIDENCE, "rules")
 
         match = self._matcher.best(query)
-        if match.similarity >= self.threshold:
+        if match.similarity >= self._threshold:
             return IntentDecision(_in_context(match.intent, previous_answer), match.similarity, "exemplars")
 
         if self._llm is not None:

@@ -245,3 +245,13 @@ def test_the_bundled_llm_answers_within_the_schema(embedder):
     llm = llamacpp.LlamaCppLLM(model_path, n_ctx=2048, n_threads=1, first_token_timeout=60.0)
     decision = IntentRouter(embedder, llm, threshold=0.99).classify(UNSURE)
     assert decision.layer == "llm" and decision.intent in set(Intent) - {Intent.GARBAGE}
+
+
+@pytest.mark.parametrize("mash", ["asdfgh", "qwerty", "hjkl", "lkjhg", "zxcvbn", "sdfgh", "xkcdxk"])
+def test_keyboard_mashing_is_garbage(mash):
+    assert check_hard_rules(mash) is RuleVerdict.GARBAGE
+
+
+@pytest.mark.parametrize("word", ["html", "pdf", "rhythm", "summary", "revenue", "asdf table"])
+def test_short_acronyms_and_real_words_are_not_mashing(word):
+    assert check_hard_rules(word) is not RuleVerdict.GARBAGE
