@@ -34,11 +34,12 @@ def embedder(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def bundled_llm():
-    """The bundled SmolLM2-135M on llama.cpp, loaded once for the whole run."""
+    """The bundled SmolLM2-135M on llama.cpp, loaded once for the whole run. Its first-token timeout is generous
+    because a test machine may be busy; the timeout itself has its own tests in tests/llm/."""
     from backend.config import Settings
     from backend.llm.factory import build_llm
 
-    return build_llm(Settings())
+    return build_llm(Settings(llm_first_token_timeout=60))
 
 
 @pytest.fixture

@@ -16,9 +16,7 @@ from backend.stores.memory import MemoryStore, MemoryWindows
 @dataclass(frozen=True)
 class GenerationLimits:
     answer_max_tokens: int = 384
-    # Tokens of numbered sources in a prompt. The embedded model reads ~230 tokens/s on 2 cores, so this bounds
-    # the wait before the first token; raise it for a faster server.
-    context_budget_tokens: int = 1200
+    context_budget_tokens: int = 500  # tokens of numbered sources in a prompt (see Settings)
     max_retries: int = 2  # regenerations after an answer fails the groundedness check
     summary_map_calls: int = 6  # at most this many partial summaries when a chat's documents do not fit
 

@@ -25,7 +25,8 @@ class Reranker(Protocol):
     name: str
 
     def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
-        """All passages, re-scored in [0, 1], best first."""
+        """All passages, best first, each scored with a relevance in [0, 1] (the order may also weigh other
+        evidence, so scores need not be sorted)."""
         ...
 
 
@@ -42,17 +43,22 @@ class FusedOrderReranker:
 
 
 class BiEncoderReranker:
-    """A passage's relevance is the best cosine similarity between the query and any of its retrieved children,
-    with the bundled MiniLM.
+    """Relevance = the best cosine similarity between the query and any of a passage's retrieved children, with
+    the bundled MiniLM; order = that relevance blended with the fused score.
 
     Children were embedded at ingestion and sit in the embedding cache, so re-scoring costs one query embedding
-    and cache look-ups, not model calls. BM25-only hits, which had no dense score, get one here.
+    and cache look-ups, not model calls. BM25-only hits, which had no dense score, get a relevance here. On
+    SciFact (train split) ordering by the cosine alone loses to the fused order (0.684 vs 0.706 nDCG@10), so the
+    order keeps 0.7 of the fused score (0.719 vs 0.720 for the fused order alone, with convex fusion); the
+    relevance threshold applies to the cosine, which is calibrated the
+    same way for every query.
     """
 
     name = "bi-encoder"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, fused_weight: float = 0.7) -> None:
         self._embedder = embedder
+        self._fused_weight = fused_weight
 
     def rerank(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
         if not passages:
@@ -61,13 +67,16 @@ class BiEncoderReranker:
         children = [p.matched_chunks or (p.best_chunk,) for p in passages]
         vectors = self._embedder.embed_documents([c.text for group in children for c in group])
         similarities = np.clip(vectors @ query_vector, 0.0, 1.0)
-        rescored, start = [], 0
+        top_fused = max(p.score for p in passages) or 1.0
+        ranked, start = [], 0
         for passage, group in zip(passages, children):
             scores = similarities[start : start + len(group)]
             best = int(np.argmax(scores))
-            rescored.append(replace(passage, score=float(scores[best]), best_chunk=group[best]))
+            relevance = float(scores[best])
+            order = (1 - self._fused_weight) * relevance + self._fused_weight * passage.score / top_fused
+            ranked.append((order, replace(passage, score=relevance, best_chunk=group[best])))
             start += len(group)
-        return sorted(rescored, key=lambda p: -p.score)
+        return [passage for _, passage in sorted(ranked, key=lambda pair: -pair[0])]
 
 
 class CrossEncoderReranker:
@@ -96,7 +105,8 @@ class CrossEncoderReranker:
 
 
 def select_relevant(ranked: Sequence[Passage], *, final_k: int, threshold: float) -> list[Passage]:
-    """The best ``final_k`` passages scoring at least ``threshold``; empty means the documents do not answer."""
+    """The first ``final_k`` passages (in reranked order) scoring at least ``threshold``; empty means the documents
+    do not answer."""
     return [p for p in ranked if p.score >= threshold][:final_k]
 
 

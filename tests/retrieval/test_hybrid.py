@@ -26,7 +26,7 @@ def test_a_question_retrieves_parent_passages_of_the_right_document(library):
     assert "107,785" in " ".join(p.parent.text for p in result.relevant[:3])  # the paper's exact count
     assert len({p.parent.parent_id for p in result.candidates}) == len(result.candidates)  # deduped by parent
     assert all(0.0 <= p.score <= 1.0 for p in result.candidates)
-    assert [p.score for p in result.candidates] == sorted((p.score for p in result.candidates), reverse=True)
+    assert all(p.score >= services.settings.relevance_threshold for p in result.relevant)
 
 
 def test_a_chat_never_retrieves_another_chats_chunks(library):
