@@ -75,14 +75,18 @@ class RAGPipeline:
         }
         cancel = threading.Event()
         final: RAGState = {}
+        events = self._graph.stream(initial, config=run_config(cancel), stream_mode=["custom", "values"])
         try:
-            for mode, chunk in self._graph.stream(initial, config=run_config(cancel), stream_mode=["custom", "values"]):
+            for mode, chunk in events:
                 if mode == "custom":
                     yield chunk
                 else:
                     final = chunk
         finally:
-            cancel.set()  # no-op after a finished run; after an early close it stops the worker's generation
+            # Order matters: closing the graph's stream waits for the running node, which only stops once the
+            # cancel event is set (no-op after a finished run).
+            cancel.set()
+            events.close()
         yield {"type": "result", "result": RAGAnswer.from_state(final, started)}
 
     def run(self, question: str, *, chat_id: str, session_id: str) -> RAGAnswer:

@@ -7,6 +7,7 @@ Tests of the real model's answers use the bundled SmolLM2 (see test_pipeline_rea
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 
 from backend.llm.base import ChatMessage, GenerationParams
@@ -16,10 +17,12 @@ class ScriptedLLM:
     name = "scripted"
     context_window = 8192
 
-    def __init__(self, *answers: str) -> None:
+    def __init__(self, *answers: str, seconds_per_word: float = 0.0) -> None:
         self._answers = list(answers)
+        self._seconds_per_word = seconds_per_word  # > 0 makes a long answer still be running when a test stops it
         self.prompts: list[list[ChatMessage]] = []
         self.closed_streams = 0
+        self.words_streamed = 0
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
@@ -32,6 +35,8 @@ class ScriptedLLM:
         answer = self._next(messages)
         try:
             for word in answer.split(" "):
+                time.sleep(self._seconds_per_word)
+                self.words_streamed += 1
                 yield word + " "
         finally:
             self.closed_streams += 1

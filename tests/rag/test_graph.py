@@ -24,8 +24,8 @@ INVENTED = "Axolotls live in the Amazon river and each one eats 40 kilograms of 
 
 @pytest.fixture
 def chat(tmp_path, make_services):
-    def build(*answers, documents=True):
-        llm = ScriptedLLM(*answers)
+    def build(*answers, documents=True, seconds_per_word=0.0):
+        llm = ScriptedLLM(*answers, seconds_per_word=seconds_per_word)
         services = make_services(tmp_path / "data", llm=llm)
         if documents:
             services.ingestion.ingest("pets", "care.txt", CARE.encode())
@@ -160,7 +160,7 @@ def test_summaries_read_the_whole_chat_in_page_order(chat):
 
 
 def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
-    services, llm = chat(" ".join(["word"] * 500))
+    services, llm = chat(" ".join(["word"] * 500), seconds_per_word=0.02)  # 10 s if never stopped
     stream = services.pipeline.stream("What water temperature do axolotls need?", chat_id="pets", session_id="s1")
     for event in stream:
         if event["type"] == "token":
@@ -171,3 +171,5 @@ def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
         time.sleep(0.05)
     assert llm.closed_streams == 1
     assert services.memory.history("s1") == []
+    assert len(llm.prompts) == 1  # generation ended there: no retry, no second answer
+    assert llm.words_streamed < 100  # stopped early, not after the model ran to the end of its answer
