@@ -1,23 +1,23 @@
+"""Liveness plus what the service runs on: document and chunk counts, the LLM, embedder and vector store."""
+
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Depends
+from backend.api.deps import ServicesDep
 
-from backend.api.deps import get_services
-from backend.container import Services
-
-router = APIRouter()
+router = APIRouter(tags=["health"])
 
 
 @router.get("/health")
-def health(services: Annotated[Services, Depends(get_services)]) -> dict:
+def health(services: ServicesDep) -> dict:
     settings = services.settings
     counts = services.documents.totals()
     return {
         "status": "ok",
         "documents": counts.documents,
         "chunks": counts.chunks,
+        "llm": services.llm.name,
         "embedding": {"provider": settings.embedding_provider, "model": services.embedder.model_id},
         "vector_store": "chroma-server" if settings.chroma_host else "chroma-embedded",
         "retrieval": {"fusion": settings.fusion_method, "reranker": services.retriever.reranker.name},

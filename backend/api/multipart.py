@@ -1,0 +1,135 @@
+"""Reads a multipart/form-data upload as it streams in, holding no more than the size limit of any file.
+
+Starlette's own form parser spools every file whole before a route sees it, so a limit checked afterwards would
+come too late. Here each file's bytes are counted as they arrive: a file over the limit stops being kept at that
+moment (the rest of it is read and dropped, so the files after it still arrive), and a request larger than
+``max_files`` full-size files is refused — on its Content-Length before reading anything, or once that many bytes
+have streamed in. A filename is only ever a label: it never becomes a path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from python_multipart import MultipartParser
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import parse_options_header
+from starlette.requests import Request
+
+from backend.errors import AxiomError, FileTooLarge, ValidationFailed
+
+# Room for one part's boundary and headers (python-multipart caps a part at 8 headers of ~4 KiB each).
+_PART_ENVELOPE_BYTES = 64 * 1024
+
+
+@dataclass(slots=True)
+class ReceivedFile:
+    name: str
+    data: bytearray = field(default_factory=bytearray)
+    error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
+
+
+def file_too_large(limit: int, name: str | None = None) -> FileTooLarge:
+    subject = f"“{name}” is" if name else "The upload is"
+    return FileTooLarge(
+        f"{subject} larger than the limit of {limit / (1024 * 1024):g} MB.",
+        limit_bytes=limit, **({"filename": name} if name else {}),
+    )
+
+
+class _FileCollector:
+    """python-multipart callbacks that keep each file part's bytes, up to the limit."""
+
+    def __init__(self, *, max_file_bytes: int, max_files: int) -> None:
+        self.files: list[ReceivedFile] = []
+        self._max_file_bytes = max_file_bytes
+        self._max_files = max_files
+        self._header_name = bytearray()
+        self._header_value = bytearray()
+        self._disposition = b""
+        self._current: ReceivedFile | None = None
+
+    def callbacks(self) -> dict:
+        return {
+            "on_part_begin": self._on_part_begin,
+            "on_header_field": lambda data, start, end: self._header_name.extend(data[start:end]),
+            "on_header_value": lambda data, start, end: self._header_value.extend(data[start:end]),
+            "on_header_end": self._on_header_end,
+            "on_headers_finished": self._on_headers_finished,
+            "on_part_data": self._on_part_data,
+        }
+
+    def _on_part_begin(self) -> None:
+        self._disposition = b""
+        self._current = None
+
+    def _on_header_end(self) -> None:
+        if bytes(self._header_name).lower() == b"content-disposition":
+            self._disposition = bytes(self._header_value)
+        self._header_name.clear()
+        self._header_value.clear()
+
+    def _on_headers_finished(self) -> None:
+        _, options = parse_options_header(self._disposition)
+        if not options.get(b"filename"):
+            return  # a plain form field, or a file input left empty (browsers send filename=""): nothing to read
+        if len(self.files) == self._max_files:
+            raise ValidationFailed(
+                f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
+            )
+        self._current = ReceivedFile(name=options[b"filename"].decode("utf-8", errors="replace"))
+        self.files.append(self._current)
+
+    def _on_part_data(self, data: bytes, start: int, end: int) -> None:
+        current = self._current
+        if current is None or current.error is not None:
+            return
+        if len(current.data) + (end - start) > self._max_file_bytes:
+            current.error = file_too_large(self._max_file_bytes, current.name)
+            current.data = bytearray()  # let go of what was kept: the file is refused
+            return
+        current.data.extend(data[start:end])
+
+
+def _boundary(request: Request) -> bytes:
+    content_type, options = parse_options_header(request.headers.get("content-type"))
+    if content_type != b"multipart/form-data" or not options.get(b"boundary"):
+        raise ValidationFailed("Upload files as multipart/form-data.", field="content-type")
+    return options[b"boundary"]
+
+
+def _declared_length(request: Request) -> int | None:
+    value = request.headers.get("content-length")
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise ValidationFailed("Content-Length must be a number of bytes.", field="content-length")
+    return int(value)
+
+
+async def receive_files(request: Request, *, max_file_bytes: int, max_files: int) -> list[ReceivedFile]:
+    """The uploaded files in order; a file over ``max_file_bytes`` comes back with its FileTooLarge error.
+
+    Raises FileTooLarge (413) when the whole request is larger than ``max_files`` full-size files, and
+    ValidationFailed (400) when it is not a well-formed multipart upload with at least one file.
+    """
+    boundary = _boundary(request)
+    request_limit = max_files * (max_file_bytes + _PART_ENVELOPE_BYTES)
+    declared = _declared_length(request)
+    if declared is not None and declared > request_limit:
+        raise file_too_large(max_file_bytes)
+    collector = _FileCollector(max_file_bytes=max_file_bytes, max_files=max_files)
+    received = 0
+    try:
+        parser = MultipartParser(boundary, collector.callbacks())
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > request_limit:
+                raise file_too_large(max_file_bytes)
+            parser.write(chunk)
+        parser.finalize()
+    except FormParserError as error:
+        raise ValidationFailed("The upload is not valid multipart/form-data.", field="files") from error
+    if not collector.files:
+        raise ValidationFailed("The upload contains no file.", field="files")
+    return collector.files

@@ -1,0 +1,56 @@
+"""Asking: POST /chat/ (one JSON answer) and the SSE streams, chat-scoped and legacy (seed §2)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
+from sse_starlette import EventSourceResponse
+
+from backend.api.deps import AnswererDep, ApiSettingsDep, ChatId
+from backend.api.schemas import (
+    ChatRequest,
+    ChatResponse,
+    ChatStreamRequest,
+    LegacyStreamRequest,
+    error_responses,
+)
+from backend.api.sse import chat_events, stream_response
+from backend.errors import ValidationFailed
+
+router = APIRouter(tags=["chat"])
+
+_COLLECTION_PREFIX = "chat_"
+_STREAM_DOC = {
+    200: {
+        "description": "Server-sent events: status, token…, retry, sources, done — or error",
+        "content": {"text/event-stream": {}},
+    },
+    **error_responses(400),
+}
+
+
+@router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 503))
+async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep) -> ChatResponse:
+    question = answerer.question(
+        body.message, chat_id=body.chat_id or api.default_chat_id, session_id=body.session_id
+    )
+    answered = await run_in_threadpool(answerer.answer, question)
+    return ChatResponse.of(answered.answer, session_id=question.session_id, message_id=answered.message_id)
+
+
+@router.post("/chat/{chat_id}/stream", response_class=EventSourceResponse, responses=_STREAM_DOC)
+async def chat_stream(chat_id: ChatId, body: ChatStreamRequest, answerer: AnswererDep) -> EventSourceResponse:
+    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id)
+    return stream_response(chat_events(answerer, question))
+
+
+@router.post("/chat/stream", response_class=EventSourceResponse, responses=_STREAM_DOC, deprecated=True)
+async def legacy_chat_stream(body: LegacyStreamRequest, answerer: AnswererDep) -> EventSourceResponse:
+    """The pre-ADR-007 stream: the chat is named by its collection, ``chat_{chat_id}``."""
+    if not body.collection_name.startswith(_COLLECTION_PREFIX):
+        raise ValidationFailed(
+            f"collection_name must be '{_COLLECTION_PREFIX}' followed by a chat id.", field="collection_name"
+        )
+    chat_id = body.collection_name.removeprefix(_COLLECTION_PREFIX)
+    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id)
+    return stream_response(chat_events(answerer, question))

@@ -1,0 +1,95 @@
+"""A chat's documents: upload (several at once, large ones in the background), list, look up, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from backend.api.deps import ApiSettingsDep, ChatId, DocId, JobsDep, ServicesDep, UploadsDep
+from backend.api.multipart import receive_files
+from backend.api.schemas import (
+    DocumentDeleted,
+    DocumentList,
+    DocumentOut,
+    DocumentState,
+    UploadResponse,
+    error_responses,
+)
+from backend.errors import NotFound
+
+router = APIRouter(tags=["documents"])
+
+# The body is parsed by receive_files (as it streams), so FastAPI cannot derive its schema for /docs.
+_MULTIPART_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"}}},
+                    "required": ["files"],
+                }
+            }
+        },
+    }
+}
+
+
+def _not_found(doc_id: str) -> NotFound:
+    return NotFound(f"Document {doc_id} was not found in this chat.", doc_id=doc_id)
+
+
+@router.post(
+    "/chat/{chat_id}/documents",
+    response_model=UploadResponse,
+    responses={202: {"model": UploadResponse, "description": "Some files are indexing in the background"},
+               **error_responses(400, 413, 415, 422)},
+    openapi_extra=_MULTIPART_BODY,
+)
+async def upload_documents(
+    chat_id: ChatId,
+    request: Request,
+    services: ServicesDep,
+    api: ApiSettingsDep,
+    uploads: UploadsDep,
+    background: bool = False,
+) -> JSONResponse:
+    """One or more files (any field name). A single file that cannot be indexed answers with its error's status;
+    with several, the failures are listed under ``failed``. ``background=true`` indexes every file as a job."""
+    files = await receive_files(
+        request, max_file_bytes=services.settings.max_upload_bytes, max_files=api.max_files_per_upload
+    )
+    outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background)
+    return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
+
+
+@router.get("/chat/{chat_id}/documents", response_model=DocumentList, responses=error_responses(400))
+def list_documents(chat_id: ChatId, services: ServicesDep, jobs: JobsDep) -> DocumentList:
+    return DocumentList(
+        chat_id=chat_id,
+        documents=[DocumentOut.of(record) for record in services.documents.list(chat_id)],
+        jobs=[DocumentState.of_job(job) for job in jobs.unfinished(chat_id)],
+    )
+
+
+@router.get("/chat/{chat_id}/documents/{doc_id}", response_model=DocumentState, responses=error_responses(400, 404))
+def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: JobsDep) -> DocumentState:
+    """A background job's status and percent (by the id the upload returned), or a document's."""
+    job = jobs.get(chat_id, doc_id)
+    if job is not None:
+        return DocumentState.of_job(job)
+    record = services.documents.get(chat_id, doc_id)
+    if record is None:
+        raise _not_found(doc_id)
+    return DocumentState.of_record(record)
+
+
+@router.delete(
+    "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted, responses=error_responses(400, 404)
+)
+def delete_document(chat_id: ChatId, doc_id: DocId, services: ServicesDep) -> DocumentDeleted:
+    """Removes the document from Chroma, BM25 and the registry (no original file is kept on disk)."""
+    services.ingestion.delete(chat_id, doc_id)
+    return DocumentDeleted(id=doc_id)

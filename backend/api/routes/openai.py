@@ -1,0 +1,53 @@
+"""The OpenAI-compatible API: GET /v1/models and POST /v1/chat/completions, streaming or not.
+
+The chat whose documents are searched comes from the ``X-Axiom-Chat-Id`` header or ``metadata.chat_id``; the
+question is the last user message. Axiom keeps its own conversation memory per session (``X-Axiom-Session-Id``
+or ``metadata.session_id``; a new session per request when neither is given), so the earlier messages a client
+resends are not read.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+from fastapi.concurrency import run_in_threadpool
+from sse_starlette import EventSourceResponse
+
+from backend.api.deps import AnswererDep, ApiSettingsDep
+from backend.api.openai_format import completion, completion_chunks, model_list
+from backend.api.schemas import ChatCompletionRequest, error_responses
+from backend.api.sse import stream_response
+from backend.errors import NotFound, ValidationFailed
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+
+
+@router.get("/models")
+def list_models(api: ApiSettingsDep) -> dict:
+    return model_list(api.model_name)
+
+
+@router.post("/chat/completions", response_model=None, responses=error_responses(400, 404, 503))
+async def chat_completions(
+    body: ChatCompletionRequest,
+    answerer: AnswererDep,
+    api: ApiSettingsDep,
+    x_axiom_chat_id: Annotated[str | None, Header()] = None,
+    x_axiom_session_id: Annotated[str | None, Header()] = None,
+) -> dict | EventSourceResponse:
+    if body.model != api.model_name:
+        raise NotFound(f"Model '{body.model}' does not exist; use '{api.model_name}'.", model=body.model)
+    question_message = next((m for m in reversed(body.messages) if m.role == "user"), None)
+    if question_message is None:
+        raise ValidationFailed("messages must contain a user message.", field="messages")
+    metadata = body.metadata or {}
+    question = answerer.question(
+        question_message.text(),
+        chat_id=x_axiom_chat_id or metadata.get("chat_id") or api.default_chat_id,
+        session_id=x_axiom_session_id or metadata.get("session_id"),
+    )
+    if body.stream:
+        return stream_response(completion_chunks(answerer, question, model=api.model_name))
+    answered = await run_in_threadpool(answerer.answer, question)
+    return completion(answered, question, model=api.model_name)

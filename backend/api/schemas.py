@@ -1,0 +1,243 @@
+"""Request and response bodies of the HTTP API (seed §14), as they appear in the OpenAPI document at /docs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.errors import AxiomError
+from backend.ingest.jobs import Job, JobState
+from backend.ingest.service import IngestedDocument
+from backend.rag.pipeline import RAGAnswer
+from backend.stores.documents import READY, DocumentRecord
+from backend.stores.memory import StoredMessage
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(examples=["VALIDATION_ERROR"])
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, error: AxiomError) -> ErrorBody:
+        return cls(**error.to_body())
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error statuses a route can answer with."""
+    return {status: {"model": ErrorBody} for status in statuses}
+
+
+# --- chat ---------------------------------------------------------------------------------------------------
+
+
+class ChatStreamRequest(BaseModel):
+    message: str = Field(description="The question; non-blank, at most 2000 characters")
+    session_id: str | None = Field(None, description="Conversation id; a new one is made when absent")
+
+
+class ChatRequest(ChatStreamRequest):
+    chat_id: str | None = Field(None, description='Whose documents are searched; absent: the chat "default"')
+
+
+class LegacyStreamRequest(ChatStreamRequest):
+    collection_name: str = Field(description='The chat\'s collection, "chat_{chat_id}"', examples=["chat_demo"])
+
+
+class SourcePassage(BaseModel):
+    source_number: int
+    parent_id: str
+    page: int
+    excerpt: str
+
+
+class Source(BaseModel):
+    """One cited document; ``page`` and ``chunk_id`` are those of its first cited passage."""
+
+    filename: str
+    chunk_id: str
+    relevance_score: float
+    content_preview: str
+    page: int
+    document_id: str
+    pages: list[int]
+    source_numbers: list[int]
+    passages: list[SourcePassage]
+
+
+class ChatResponse(BaseModel):
+    message_id: str = Field(description="Id of the answer in the session's history")
+    answer: str
+    sources: list[Source]
+    session_id: str
+    was_grounded: bool
+    confidence: float = Field(description="Groundedness score, 0..1")
+    processing_time_ms: int
+    intent: str
+    iterations: int
+    answer_kind: str = Field(description="generated | extractive | fixed | not_found | transformed")
+    query_complexity: str | None
+    is_summarization: bool
+
+    @classmethod
+    def of(cls, answer: RAGAnswer, *, session_id: str, message_id: str) -> ChatResponse:
+        return cls(
+            message_id=message_id, answer=answer.answer, sources=[Source(**s) for s in answer.sources],
+            session_id=session_id, was_grounded=answer.is_grounded, confidence=answer.groundedness_score,
+            processing_time_ms=answer.processing_time_ms, intent=answer.intent, iterations=answer.iterations,
+            answer_kind=answer.answer_kind, query_complexity=answer.query_complexity,
+            is_summarization=answer.is_summarization,
+        )
+
+
+class HistoryMessage(BaseModel):
+    id: str
+    role: Literal["user", "assistant"]
+    content: str
+    metadata: dict[str, Any]
+    timestamp: str
+
+    @classmethod
+    def of(cls, message: StoredMessage) -> HistoryMessage:
+        return cls(
+            id=message.id, role=message.role, content=message.content, metadata=message.metadata,
+            timestamp=message.timestamp,
+        )
+
+
+class History(BaseModel):
+    session_id: str
+    messages: list[HistoryMessage]
+
+
+class HistoryCleared(BaseModel):
+    session_id: str
+    deleted: int = Field(description="How many messages were removed")
+
+
+# --- documents ----------------------------------------------------------------------------------------------
+
+
+class UploadedDocument(BaseModel):
+    id: str
+    name: str
+    chunk_count: int
+    page_count: int
+    duplicate: bool = Field(description="The same content was already in this chat; nothing new was stored")
+
+    @classmethod
+    def of(cls, document: IngestedDocument) -> UploadedDocument:
+        return cls(
+            id=document.document_id, name=document.filename, chunk_count=document.chunk_count,
+            page_count=document.page_count, duplicate=document.duplicate,
+        )
+
+
+class FailedUpload(BaseModel):
+    name: str
+    error: ErrorBody
+
+
+class DocumentState(BaseModel):
+    """A document or a background job, by id: where it stands on its way into the chat."""
+
+    id: str = Field(description="The id asked about: a job id or a document id")
+    name: str
+    status: JobState
+    percent: int = Field(ge=0, le=100)
+    document_id: str | None = Field(None, description="Set once the document is ready")
+    chunk_count: int | None = None
+    page_count: int | None = None
+    error: ErrorBody | None = Field(None, description="Why the job failed")
+
+    @classmethod
+    def of_job(cls, job: Job) -> DocumentState:
+        document = job.document
+        return cls(
+            id=job.job_id, name=job.filename, status=job.state, percent=int(job.progress * 100),
+            document_id=document.document_id if document else None,
+            chunk_count=document.chunk_count if document else None,
+            page_count=document.page_count if document else None,
+            error=ErrorBody.of(job.error) if job.error else None,
+        )
+
+    @classmethod
+    def of_record(cls, record: DocumentRecord) -> DocumentState:
+        """A registered document: ready, or still being indexed by an upload request."""
+        ready = record.status == READY
+        return cls(
+            id=record.document_id, name=record.filename, status="ready" if ready else "indexing",
+            percent=100 if ready else 0,
+            document_id=record.document_id, chunk_count=record.chunk_count, page_count=record.page_count,
+        )
+
+
+class UploadResponse(BaseModel):
+    uploaded: list[UploadedDocument] = Field(description="Indexed within this request")
+    failed: list[FailedUpload]
+    jobs: list[DocumentState] = Field(description="Indexing in the background (status 202); poll each by id")
+
+
+class DocumentOut(BaseModel):
+    id: str
+    name: str
+    file_type: str
+    size_bytes: int
+    page_count: int
+    chunk_count: int
+    created_at: float
+
+    @classmethod
+    def of(cls, record: DocumentRecord) -> DocumentOut:
+        return cls(
+            id=record.document_id, name=record.filename, file_type=record.file_type, size_bytes=record.size_bytes,
+            page_count=record.page_count, chunk_count=record.chunk_count, created_at=record.created_at,
+        )
+
+
+class DocumentList(BaseModel):
+    chat_id: str
+    documents: list[DocumentOut] = Field(description="Ready documents, oldest first")
+    jobs: list[DocumentState] = Field(description="Background jobs still queued or indexing")
+
+
+class DocumentDeleted(BaseModel):
+    id: str
+    deleted: bool = True
+
+
+# --- OpenAI-compatible --------------------------------------------------------------------------------------
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+
+
+class CompletionMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[TextPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "".join(part.text or "" for part in self.content if part.type == "text")
+        return self.content or ""
+
+
+class ChatCompletionRequest(BaseModel):
+    """The fields Axiom reads; the other OpenAI parameters (temperature, max_tokens, …) are accepted and ignored:
+    the pipeline decides how it generates."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[CompletionMessage] = Field(min_length=1)
+    stream: bool = False
+    metadata: dict[str, str] | None = Field(
+        None, description="chat_id (unless the X-Axiom-Chat-Id header is set) and optionally session_id"
+    )

@@ -1,0 +1,21 @@
+"""Limits that only the HTTP service has. Same AXIOM_ environment prefix and .env file as ``Settings``."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from backend.config import ENV_PREFIX
+
+
+class ApiSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
+
+    message_max_chars: int = Field(2000, gt=0, description="Longest question accepted (query-api-tdd §9.1)")
+    max_files_per_upload: int = Field(10, gt=0, description="Files in one upload request")
+    background_ingest_bytes: int = Field(
+        2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"
+    )
+    ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
+    default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")
+    model_name: str = Field("axiom", description="The model id the OpenAI-compatible API lists and accepts")

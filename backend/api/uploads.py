@@ -1,0 +1,57 @@
+"""Where each uploaded file goes: indexed within the request, or handed to a background job, or refused.
+
+A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, or
+any file when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never
+holds a request open for a minute. Nothing is written to disk but the indexes: originals are not kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.api.multipart import ReceivedFile
+from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
+from backend.errors import AxiomError
+from backend.ingest.jobs import IngestJobs
+from backend.ingest.loaders import base_filename
+from backend.ingest.service import IngestionService
+
+
+@dataclass(frozen=True, slots=True)
+class UploadOutcome:
+    body: UploadResponse
+    status: int
+
+
+class DocumentUploads:
+    def __init__(self, ingestion: IngestionService, jobs: IngestJobs, *, background_bytes: int) -> None:
+        self._ingestion = ingestion
+        self._jobs = jobs
+        self._background_bytes = background_bytes
+
+    def accept(self, chat_id: str, files: list[ReceivedFile], *, background: bool) -> UploadOutcome:
+        """Blocking (it may index). A single file that fails raises its error, so the response carries that
+        error's status; with several files each failure is listed and the others still go in."""
+        refused: list[ReceivedFile] = []
+        queued: list[ReceivedFile] = []
+        inline: list[ReceivedFile] = []
+        for received in files:
+            if received.error is not None:
+                refused.append(received)
+            elif background or len(received.data) > self._background_bytes:
+                queued.append(received)
+            else:
+                inline.append(received)
+        results = self._ingestion.ingest_many(chat_id, [(f.name, bytes(f.data)) for f in inline])
+        failures = [(f.name, f.error) for f in refused] + [
+            (f.name, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)
+        ]
+        if len(files) == 1 and failures:
+            raise failures[0][1]
+        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, bytes(f.data))) for f in queued]
+        body = UploadResponse(
+            uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
+            failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
+            jobs=jobs,
+        )
+        return UploadOutcome(body, 202 if jobs else 200)

@@ -1,0 +1,256 @@
+"""Uploading, listing, polling and deleting a chat's documents over HTTP, with real files and real stores."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from backend.api.settings import ApiSettings
+from tests.api.server import serve
+from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
+
+LIMIT_BYTES = 256 * 1024  # the academic_2col_dpr paper (383 KB) is over it, the shinyama paper (193 KB) under
+BACKGROUND_BYTES = 150_000  # so the shinyama paper is indexed as a background job
+MAX_FILES = 4
+PAPER = "academic_2col_naacl06-shinyama.pdf"
+TOO_LARGE_PAPER = "academic_2col_dpr_2004.04906.pdf"
+
+# Every unreadable shared PDF under the background threshold, with the reason the loaders give.
+UNREADABLE = {
+    "encrypted_aes256_userpw_foo.pdf": "encrypted",
+    "encrypted_rc4-128_userpw_foo.pdf": "encrypted",
+    "encrypted_userpw_openpassword.pdf": "encrypted",
+    "malformed_empty_0_bytes.pdf": "empty",
+    "malformed_header_and_eof_only.pdf": "corrupt",
+    "garbled_textlayer_sbert_2page_excerpt.pdf": "no_text",
+    "nonenglish_ja_jo.pdf": "no_text",
+    "scanned_docling_ocr_test.pdf": "no_text",
+    "scanned_linn_two-column_brochure.pdf": "no_text",
+}
+
+
+@pytest.fixture(scope="module")
+def server(build_app_services, tmp_path_factory):
+    services = build_app_services(tmp_path_factory.mktemp("documents"), max_upload_bytes=LIMIT_BYTES)
+    limits = ApiSettings(background_ingest_bytes=BACKGROUND_BYTES, max_files_per_upload=MAX_FILES)
+    with serve(services, limits) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=300) as client:
+        yield client
+
+
+def poll_until_finished(client: httpx.Client, chat_id: str, job_id: str) -> tuple[dict, list[int]]:
+    """The job's final state, and every percent seen on the way."""
+    seen: list[int] = []
+
+    def finished():
+        state = client.get(f"/chat/{chat_id}/documents/{job_id}").json()
+        seen.append(state["percent"])
+        return state if state["status"] in ("ready", "failed") else None
+
+    return wait_for(finished, f"job {job_id}"), seen
+
+
+def test_a_large_pdf_is_indexed_in_the_background_and_reports_progress(client, server, pdfs):
+    response = upload_paths(client, "papers", pdfs / PAPER)
+    assert response.status_code == 202
+    body = response.json()
+    assert body["uploaded"] == [] and body["failed"] == []
+    (job,) = body["jobs"]
+    assert job["name"] == PAPER and job["status"] in ("queued", "indexing") and job["document_id"] is None
+
+    state, percents = poll_until_finished(client, "papers", job["id"])
+    assert state["status"] == "ready" and state["percent"] == 100 and state["error"] is None
+    assert state["page_count"] == 8 and state["chunk_count"] > 20
+    assert percents == sorted(percents) and all(0 <= p <= 100 for p in percents)
+
+    listed = client.get("/chat/papers/documents").json()
+    assert [d["id"] for d in listed["documents"]] == [state["document_id"]]
+    assert listed["documents"][0] | {"created_at": 0} == {
+        "id": state["document_id"], "name": PAPER, "file_type": "pdf", "size_bytes": (pdfs / PAPER).stat().st_size,
+        "page_count": 8, "chunk_count": state["chunk_count"], "created_at": 0,
+    }
+    assert listed["jobs"] == []
+    by_document_id = client.get(f"/chat/papers/documents/{state['document_id']}").json()
+    assert by_document_id["status"] == "ready" and by_document_id["document_id"] == state["document_id"]
+    assert server.services.vectors.document_ids("papers") == {state["document_id"]}
+
+
+def test_a_background_job_that_fails_reports_the_error(client, pdfs):
+    # 185 KB: over the background threshold, and a scan without a text layer.
+    response = upload_paths(client, "scans", pdfs / "scanned_c02-22_huckfinn_page.pdf")
+    assert response.status_code == 202
+    state, _ = poll_until_finished(client, "scans", response.json()["jobs"][0]["id"])
+    assert state["status"] == "failed" and state["document_id"] is None
+    assert state["error"]["error"] == "UNREADABLE_DOCUMENT" and state["error"]["details"]["reason"] == "no_text"
+    assert client.get("/chat/scans/documents").json() == {"chat_id": "scans", "documents": [], "jobs": []}
+
+
+def test_a_small_file_is_indexed_within_the_request_and_only_once(client):
+    notes = ("notes.txt", b"Axolotls regrow their limbs, their hearts and parts of their brains.")
+    first = upload(client, "notes", notes)
+    assert first.status_code == 200
+    (document,) = first.json()["uploaded"]
+    assert document["name"] == "notes.txt" and document["chunk_count"] == 1 and not document["duplicate"]
+
+    again = upload(client, "notes", ("renamed.txt", notes[1]))
+    assert again.status_code == 200
+    assert again.json()["uploaded"][0] | {"name": "?"} == document | {"duplicate": True, "name": "?"}
+    assert len(client.get("/chat/notes/documents").json()["documents"]) == 1
+
+
+def test_background_true_makes_even_a_small_file_a_job(client):
+    response = upload(client, "asked", ("tiny.md", b"# Tiny\n\nA small markdown note."), background="true")
+    assert response.status_code == 202
+    state, _ = poll_until_finished(client, "asked", response.json()["jobs"][0]["id"])
+    assert state["status"] == "ready" and state["chunk_count"] == 1
+
+
+@pytest.mark.parametrize("filename", sorted(UNREADABLE))
+def test_each_unreadable_shared_pdf_is_refused_with_its_reason(client, server, pdfs, filename):
+    response = upload_paths(client, "broken", pdfs / filename)
+    assert_error(response, 422, "UNREADABLE_DOCUMENT", reason=UNREADABLE[filename], filename=filename)
+    assert server.services.documents.list("broken") == []
+
+
+@pytest.mark.parametrize(
+    ("filename", "data"),
+    [("paper.pdf", b"# A markdown note named like a PDF\n\nIt is not one."),  # the content decides, not the name
+     ("program.exe", b"MZ\x90\x00 not a document")],
+)
+def test_a_file_that_is_not_a_supported_type_is_415(client, filename, data):
+    assert_error(upload(client, "types", (filename, data)), 415, "UNSUPPORTED_FILE_TYPE", filename=filename)
+
+
+def test_several_files_each_get_their_outcome(client, pdfs):
+    response = upload(
+        client, "mixed",
+        ("facts.txt", b"The Quorra river is 412 kilometres long."),
+        ("secret.pdf", (pdfs / "encrypted_aes256_userpw_foo.pdf").read_bytes()),
+        ("empty.txt", b""),
+        (TOO_LARGE_PAPER, (pdfs / TOO_LARGE_PAPER).read_bytes()),
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert [d["name"] for d in body["uploaded"]] == ["facts.txt"]
+    failed = {f["name"]: f["error"] for f in body["failed"]}
+    assert set(failed) == {"secret.pdf", "empty.txt", TOO_LARGE_PAPER}
+    assert failed["secret.pdf"]["error"] == "UNREADABLE_DOCUMENT"
+    assert failed["secret.pdf"]["details"]["reason"] == "encrypted"
+    assert failed["empty.txt"]["details"]["reason"] == "empty"
+    assert failed[TOO_LARGE_PAPER]["error"] == "FILE_TOO_LARGE"
+    assert failed[TOO_LARGE_PAPER]["details"]["limit_bytes"] == LIMIT_BYTES
+
+
+def test_a_single_file_over_the_limit_is_413(client, server, pdfs):
+    response = upload_paths(client, "large", pdfs / TOO_LARGE_PAPER)
+    assert_error(response, 413, "FILE_TOO_LARGE", limit_bytes=LIMIT_BYTES, filename=TOO_LARGE_PAPER)
+    assert server.services.documents.list("large") == []
+
+
+def unfinished_upload_response(url: str, headers: dict[str, str], body_start: bytes) -> tuple[int, dict]:
+    """Sends an upload's headers and the start of its body, then nothing more, and reads the answer.
+
+    The rest of the body never comes, so a server that read the whole upload before checking its size would never
+    answer (the read times out and the test fails): an answer proves the limit held while the body streamed in.
+    """
+    host, port = url.removeprefix("http://").split(":")
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    with socket.create_connection((host, int(port)), timeout=BACKGROUND_WAIT_SECONDS) as connection:
+        connection.sendall(f"POST /chat/huge/documents HTTP/1.1\r\nHost: {host}\r\n{head}\r\n".encode() + body_start)
+        response = http.client.HTTPResponse(connection)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+BOUNDARY = "axiomtestboundary"
+FILE_PART_HEAD = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="huge.txt"\r\n'
+                  "Content-Type: text/plain\r\n\r\n").encode()
+MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
+# More than MAX_FILES full-size files: past the request limit.
+OVER_THE_REQUEST_LIMIT = MAX_FILES * LIMIT_BYTES * 2
+
+
+def test_the_size_limit_holds_while_a_chunked_upload_streams_in(server):
+    piece = b"x" * 65536
+    chunks = f"{len(FILE_PART_HEAD):x}\r\n".encode() + FILE_PART_HEAD + b"\r\n" + (
+        f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+    ) * (OVER_THE_REQUEST_LIMIT // len(piece))
+    status, body = unfinished_upload_response(
+        server.url, {"Content-Type": MULTIPART, "Transfer-Encoding": "chunked"}, chunks
+    )
+    assert status == 413 and body["error"] == "FILE_TOO_LARGE" and body["details"]["limit_bytes"] == LIMIT_BYTES
+    assert server.services.documents.list("huge") == []
+
+
+def test_a_declared_length_over_the_limits_is_refused_before_the_body_is_read(server):
+    status, body = unfinished_upload_response(
+        server.url, {"Content-Type": MULTIPART, "Content-Length": str(OVER_THE_REQUEST_LIMIT)}, FILE_PART_HEAD
+    )
+    assert status == 413 and body["error"] == "FILE_TOO_LARGE" and body["details"]["limit_bytes"] == LIMIT_BYTES
+
+
+def test_a_document_is_deleted_from_every_store(client, server):
+    keep = upload(client, "deleting", ("keep.txt", b"Tardigrades survive the vacuum of space.")).json()
+    gone = upload(client, "deleting", ("gone.txt", b"Octopuses have three hearts and blue blood.")).json()
+    keep_id, gone_id = keep["uploaded"][0]["id"], gone["uploaded"][0]["id"]
+
+    response = client.delete(f"/chat/deleting/documents/{gone_id}")
+    assert response.status_code == 200 and response.json() == {"id": gone_id, "deleted": True}
+
+    services = server.services
+    assert services.vectors.document_ids("deleting") == {keep_id}
+    assert services.keywords.document_ids("deleting") == {keep_id}
+    assert [d["id"] for d in client.get("/chat/deleting/documents").json()["documents"]] == [keep_id]
+    assert_error(client.get(f"/chat/deleting/documents/{gone_id}"), 404, "NOT_FOUND", doc_id=gone_id)
+    assert_error(client.delete(f"/chat/deleting/documents/{gone_id}"), 404, "NOT_FOUND", doc_id=gone_id)
+
+
+def test_a_document_of_one_chat_cannot_be_reached_through_another(client):
+    document_id = upload(client, "owner", ("mine.txt", b"Only the owner chat holds this.")).json()["uploaded"][0]["id"]
+    assert_error(client.get(f"/chat/intruder/documents/{document_id}"), 404, "NOT_FOUND")
+    assert_error(client.delete(f"/chat/intruder/documents/{document_id}"), 404, "NOT_FOUND")
+    assert client.get(f"/chat/owner/documents/{document_id}").json()["status"] == "ready"
+
+
+def test_an_uploaded_filename_is_a_label_never_a_path(client, server):
+    name = "../../../../../tmp/axiom-upload-escape.txt"
+    response = upload(client, "paths", (name, b"A file trying to escape its folder."))
+    assert response.status_code == 200
+    assert response.json()["uploaded"][0]["name"] == "axiom-upload-escape.txt"
+    data_dir = server.services.settings.data_dir
+    assert not list(data_dir.parent.rglob("axiom-upload-escape*"))
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "field"),
+    [("GET", "/chat/bad.chat/documents", "chat_id"),
+     ("GET", "/chat/c1/documents/bad.doc", "doc_id"),
+     ("DELETE", "/chat/c1/documents/-x", "doc_id"),
+     ("POST", "/chat/_hidden/documents", "chat_id")],
+)
+def test_malformed_ids_are_400(client, method, path, field):
+    assert_error(client.request(method, path), 400, "VALIDATION_ERROR", field=field)
+
+
+def test_an_unknown_document_is_404(client):
+    assert_error(client.get("/chat/c1/documents/0123abcd"), 404, "NOT_FOUND", doc_id="0123abcd")
+
+
+def test_requests_that_are_not_file_uploads_are_400(client):
+    assert_error(client.post("/chat/c1/documents", json={"files": []}), 400, "VALIDATION_ERROR", field="content-type")
+    # A form with only a text field, and a file input left empty as a browser sends it (filename="").
+    no_file = client.post("/chat/c1/documents", data={"note": "no file here"}, files={"files": ("", b"")})
+    assert_error(no_file, 400, "VALIDATION_ERROR", field="files")
+    too_many = upload(client, "c1", *((f"n{i}.txt", b"text") for i in range(MAX_FILES + 1)))
+    assert_error(too_many, 400, "VALIDATION_ERROR", field="files", max_files=MAX_FILES)
+    assert_error(client.post("/chat/c1/documents?background=maybe"), 400, "VALIDATION_ERROR", field="background")

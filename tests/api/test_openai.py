@@ -1,0 +1,94 @@
+"""The official openai client, unchanged, against Axiom's OpenAI-compatible API, with the real bundled model."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from tests.api.server import serve
+from tests.api.support import upload
+
+NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
+QUESTION = "What can axolotls regrow?"
+
+
+@pytest.fixture(scope="module")
+def server(build_app_services, tmp_path_factory):
+    with serve(build_app_services(tmp_path_factory.mktemp("openai"))) as running:
+        with httpx.Client(base_url=running.url) as client:
+            assert upload(client, "pets", NOTES).status_code == 200
+        yield running
+
+
+@pytest.fixture
+def client(server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key="not-checked", max_retries=0, timeout=600)
+
+
+def assert_sources_are_the_notes(sources: list[dict]) -> None:
+    assert sources and {source["filename"] for source in sources} == {NOTES[0]}
+
+
+def test_the_model_list_has_axiom(client):
+    assert [model.id for model in client.models.list()] == ["axiom"]
+
+
+def test_a_completion_answers_from_the_chat_named_in_the_header(client):
+    completion = client.chat.completions.create(
+        model="axiom",
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTION}],
+        extra_headers={"X-Axiom-Chat-Id": "pets"},
+    )
+    assert completion.object == "chat.completion" and completion.model == "axiom"
+    (choice,) = completion.choices
+    assert choice.finish_reason == "stop" and choice.message.role == "assistant" and choice.message.content.strip()
+    extra = completion.model_extra
+    assert_sources_are_the_notes(extra["axiom_sources"])
+    assert extra["axiom"]["answer"] == choice.message.content and extra["axiom"]["chat_id"] == "pets"
+
+
+def test_a_streamed_completion_comes_in_chunks_from_the_chat_named_in_metadata(client):
+    chunks = list(client.chat.completions.create(
+        model="axiom", messages=[{"role": "user", "content": QUESTION}], metadata={"chat_id": "pets"}, stream=True,
+    ))
+    assert all(chunk.object == "chat.completion.chunk" and chunk.model == "axiom" for chunk in chunks)
+    assert len({chunk.id for chunk in chunks}) == 1
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+    assert text.strip()
+    last = chunks[-1]
+    assert last.choices[0].finish_reason == "stop"
+    assert all(chunk.choices[0].finish_reason is None for chunk in chunks[:-1])
+    assert_sources_are_the_notes(last.model_extra["axiom_sources"])
+    assert last.model_extra["axiom"]["chat_id"] == "pets" and last.model_extra["axiom"]["answer"].strip()
+
+
+def test_without_the_chats_documents_nothing_is_cited(client):
+    """Another chat (here the default one) has no documents: the same question finds nothing to cite."""
+    completion = client.chat.completions.create(model="axiom", messages=[{"role": "user", "content": QUESTION}])
+    assert completion.model_extra["axiom_sources"] == []
+    assert completion.model_extra["axiom"]["chat_id"] == "default"
+
+
+def test_an_unknown_model_is_404(client):
+    with pytest.raises(openai.NotFoundError) as raised:
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": QUESTION}])
+    assert raised.value.response.json()["details"] == {"model": "gpt-4o"}
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [[{"role": "system", "content": "No question here."}], [], [{"role": "user", "content": "   "}]],
+)
+def test_a_request_without_a_question_is_400(client, messages):
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="axiom", messages=messages)
+    assert raised.value.response.json()["error"] == "VALIDATION_ERROR"
+
+
+def test_a_question_given_as_content_parts_is_read(client):
+    completion = client.chat.completions.create(
+        model="axiom", messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    )
+    assert completion.model_extra["axiom"]["answer_kind"] == "fixed"
