@@ -47,6 +47,9 @@ class TimedLLM:
         return self._inner.complete(messages, params)
 
     def stream(self, messages, params):
+        if self.called_at is not None:  # a regeneration: the first attempt already decided the first token
+            yield from self._inner.stream(messages, params)
+            return
         self.called_at = time.perf_counter()
         self.prompt_tokens = sum(self._inner.count_tokens(m["content"]) for m in messages)
         for piece in self._inner.stream(messages, params):
