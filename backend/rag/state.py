@@ -8,10 +8,6 @@ from typing import Annotated, Literal, Optional, TypedDict
 from backend.llm.base import ChatMessage
 from backend.models import Passage
 
-Intent = Literal[
-    "question", "command", "greeting", "gratitude", "garbage", "off_topic",
-    "followup", "simplify", "deepen", "clarify_needed",
-]
 Complexity = Literal["simple", "complex", "conversational", "summarize", "garbage"]
 # How the answer came to be; the API and UI show each differently (Axiom addition).
 AnswerKind = Literal["generated", "extractive", "fixed", "not_found", "transformed"]
@@ -25,7 +21,7 @@ class RAGState(TypedDict, total=False):
     collection_name: str
 
     # Intent classification
-    detected_intent: Optional[Intent]
+    detected_intent: Optional[str]  # a backend.rag.intent.Intent value
     intent_confidence: float
     intent_layer: str  # Axiom addition: "rules" | "exemplars" | "llm" | "default"
     history: list[ChatMessage]  # Axiom addition: recent messages, read once from memory by the intent node
