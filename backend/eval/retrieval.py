@@ -115,7 +115,7 @@ def evaluate_retrieval(
 
     def rerank_then_rest(query: str) -> Iterable[str]:
         passages = retriever.expand(retriever.fused(EVAL_CHAT, query, depth=depth)[0])
-        head = retriever.reranker.rerank(query, passages[:initial_k])
+        head = retriever.rerank(query, passages[:initial_k])
         return _passage_docs(head + passages[initial_k:])
 
     runs: dict[str, Callable[[str], Iterable[str]]] = {

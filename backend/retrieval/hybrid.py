@@ -87,16 +87,14 @@ class HybridRetriever:
             log.exception("reranker %s failed; keeping the fused order", self.reranker.name)
             return FusedOrderReranker().rerank(query, passages)
 
+    def _relevant(self, reranked: Sequence[Passage]) -> list[Passage]:
+        return select_relevant(reranked, final_k=self.depths.final_k, threshold=self.depths.relevance_threshold)
+
     def grade(self, query: str, passages: Sequence[Passage]) -> list[Passage]:
         """The reranked passages that answer: the top ``final_k`` at or above the relevance threshold."""
-        return select_relevant(
-            self.rerank(query, passages), final_k=self.depths.final_k, threshold=self.depths.relevance_threshold
-        )
+        return self._relevant(self.rerank(query, passages))
 
     def retrieve(self, chat_id: str, query: str) -> RetrievalResult:
         ranked, failed = self.fused(chat_id, query)
         candidates = self.rerank(query, self.expand(ranked))
-        relevant = select_relevant(
-            candidates, final_k=self.depths.final_k, threshold=self.depths.relevance_threshold
-        )
-        return RetrievalResult(candidates=candidates, relevant=relevant, failed_retrievers=failed)
+        return RetrievalResult(candidates=candidates, relevant=self._relevant(candidates), failed_retrievers=failed)
