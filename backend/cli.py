@@ -87,7 +87,9 @@ def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     log = (lambda message: print(message, file=sys.stderr)) if not args.quiet else (lambda _: None)
     with tempfile.TemporaryDirectory(prefix="axiom-eval-") as work_dir:
         # A fresh index every run; the embedding cache is the user's, so re-running does not re-embed.
-        stores = {"chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chroma_host", "data_dir"}
+        stores = {
+            "chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chats_db_path", "chroma_host", "data_dir"
+        }
         eval_settings = Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
         report = evaluate_retrieval(build_services(eval_settings), dataset, depth=args.depth, log=log)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())

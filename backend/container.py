@@ -21,6 +21,7 @@ from backend.retrieval.rerank import build_reranker
 from backend.retrieval.sparse import SparseRetriever
 from backend.retrieval.tokenize import Tokenizer
 from backend.stores.bm25 import BM25Store
+from backend.stores.chats import ChatStore
 from backend.stores.chroma import ChromaStore
 from backend.stores.documents import DocumentStore
 from backend.stores.memory import MemoryStore
@@ -38,6 +39,7 @@ class Services:
     sparse: SparseRetriever
     retriever: HybridRetriever
     memory: MemoryStore
+    chats: ChatStore
     llm: LLM
     pipeline: RAGPipeline
 
@@ -101,6 +103,6 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
         ),
     )
     return Services(
-        settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory, llm,
-        RAGPipeline(deps),
+        settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
+        ChatStore(settings.chats_db_path), llm, RAGPipeline(deps),
     )

@@ -31,6 +31,13 @@ class NotFound(AxiomError):
     status = 404
 
 
+class Conflict(AxiomError):
+    """The request cannot be carried out while something else is under way; it can be retried later."""
+
+    code = "CONFLICT"
+    status = 409
+
+
 class FileTooLarge(AxiomError):
     code = "FILE_TOO_LARGE"
     status = 413

@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.config import Settings
+from backend.container import Services, build_services
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
@@ -58,3 +61,29 @@ def make_services(embedder, bundled_llm):
 @pytest.fixture
 def services(tmp_path, make_services):
     return make_services(tmp_path / "data")
+
+
+# Short answers from few sources, generated once (no regeneration): each real answer costs a few seconds of the
+# 135M model instead of tens, which is what these tests can afford. What they check does not depend on length.
+TEST_SETTINGS = {"answer_max_tokens": 48, "context_budget_tokens": 500, "max_retries": 0}
+
+
+@pytest.fixture(scope="session")
+def api_llm():
+    """The bundled SmolLM2 with a first-token timeout no busy test machine reaches, on one thread (on a machine
+    whose cores are shared with other work, llama.cpp's threads spin waiting for each other; one does not)."""
+    from backend.llm.factory import build_llm
+
+    return build_llm(Settings(llm_first_token_timeout=600, llm_threads=1))
+
+
+@pytest.fixture(scope="session")
+def build_app_services(embedder, api_llm):
+    """Builds a real container under a directory, sharing the session's loaded models; ``llm=`` swaps the LLM.
+    (make_services above does the same per test; the HTTP and browser tests' servers live for a whole module.)"""
+
+    def build(data_dir: Path, llm=None, **overrides) -> Services:
+        settings = Settings(data_dir=data_dir, **{**TEST_SETTINGS, **overrides})
+        return build_services(settings, embedder=embedder, llm=llm or api_llm)
+
+    return build

@@ -1,20 +1,33 @@
-"""The FastAPI application: create_app wires Services into routes and installs the error contract."""
+"""The FastAPI application: create_app wires Services into routes, installs the error contract and serves the
+web UI."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import Response
+from starlette.types import Scope
 
 from backend.api.answers import Answerer
+from backend.api.chats import Chats
 from backend.api.errors import install_error_handlers
-from backend.api.routes import chat, documents, health, history, openai
+from backend.api.routes import chat, chats, documents, health, history, openai
 from backend.api.settings import ApiSettings
 from backend.api.uploads import DocumentUploads
 from backend.config import Settings
 from backend.container import Services, build_services
 from backend.ingest.jobs import IngestJobs
+
+log = logging.getLogger(__name__)
+
+# The UI's files are not versioned by name, so a browser must revalidate them (a cheap 304) to see a new release.
+_REVALIDATE = {"Cache-Control": "no-cache"}
 
 
 def create_app(
@@ -34,6 +47,7 @@ def create_app(
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, background_bytes=api_settings.background_ingest_bytes
         )
+        app.state.chats = Chats(built.chats, built.documents, built.ingestion, built.memory, jobs)
         try:
             yield
         finally:
@@ -47,6 +61,29 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (health, chat, history, documents, openai):
+    for module in (health, chat, history, documents, chats, openai):
         app.include_router(module.router)
+    _serve_web_ui(app, api_settings.frontend_dir)
     return app
+
+
+class _RevalidatedFiles(StaticFiles):
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(_REVALIDATE)
+        return response
+
+
+def _serve_web_ui(app: FastAPI, frontend_dir: Path) -> None:
+    """``/`` and ``/assets/…`` only: a catch-all mount at ``/`` would answer unknown API routes with files
+    instead of the JSON 404 of the error contract."""
+    index, assets = frontend_dir / "index.html", frontend_dir / "assets"
+    if not index.is_file() or not assets.is_dir():
+        log.warning("no web UI at %s (index.html and assets/ expected); serving the API only", frontend_dir)
+        return
+
+    @app.get("/", include_in_schema=False)
+    def web_ui() -> FileResponse:
+        return FileResponse(index, headers=_REVALIDATE)
+
+    app.mount("/assets", _RevalidatedFiles(directory=assets), name="assets")

@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from backend.api.answers import Answerer
+from backend.api.chats import Chats
 from backend.api.settings import ApiSettings
 from backend.api.uploads import DocumentUploads
 from backend.container import Services
@@ -38,6 +39,10 @@ def get_uploads(request: Request) -> DocumentUploads:
     return request.app.state.uploads
 
 
+def get_chats(request: Request) -> Chats:
+    return request.app.state.chats
+
+
 def _chat_id(chat_id: str) -> str:
     return validate_id(chat_id, field="chat_id")
 
@@ -55,6 +60,7 @@ ApiSettingsDep = Annotated[ApiSettings, Depends(get_api_settings)]
 AnswererDep = Annotated[Answerer, Depends(get_answerer)]
 JobsDep = Annotated[IngestJobs, Depends(get_jobs)]
 UploadsDep = Annotated[DocumentUploads, Depends(get_uploads)]
+ChatsDep = Annotated[Chats, Depends(get_chats)]
 ChatId = Annotated[str, Depends(_chat_id)]
 DocId = Annotated[str, Depends(_doc_id)]
 SessionId = Annotated[str, Depends(_session_id)]

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api.chats import Chat, DeletedChat
 from backend.errors import AxiomError
 from backend.ingest.jobs import Job, JobState
 from backend.ingest.service import IngestedDocument
@@ -205,6 +206,55 @@ class DocumentList(BaseModel):
 class DocumentDeleted(BaseModel):
     id: str
     deleted: bool = True
+
+
+# --- chats --------------------------------------------------------------------------------------------------
+
+
+class ChatOut(BaseModel):
+    """A chat as the web UI lists it."""
+
+    id: str = Field(description="The chat_id of its document and ask routes")
+    title: str = Field(description="Its id until it is named, for a chat that began with an upload")
+    session_id: str = Field(
+        description="The history session holding the chat's conversation: the UI asks with session_id = the chat "
+        "id, so it always equals id, and deleting the chat clears that session"
+    )
+    document_count: int = Field(description="Ready documents")
+    created_at: float = Field(description="Unix time; for a chat that began with an upload, its first document's")
+    updated_at: float = Field(description="Unix time of the last rename (or creation)")
+
+    @classmethod
+    def of(cls, chat: Chat) -> ChatOut:
+        return cls(
+            id=chat.id, title=chat.title, session_id=chat.id, document_count=chat.document_count,
+            created_at=chat.created_at, updated_at=chat.updated_at,
+        )
+
+
+class ChatList(BaseModel):
+    chats: list[ChatOut] = Field(description="Most recently updated first")
+
+
+class NewChat(BaseModel):
+    title: str | None = Field(None, description='1-100 characters after trimming; absent: "New chat"')
+
+
+class ChatRename(BaseModel):
+    title: str = Field(description="1-100 characters after trimming")
+
+
+class ChatDeleted(BaseModel):
+    id: str
+    deleted: bool = True
+    documents_deleted: int
+    messages_deleted: int = Field(description="Messages removed from the chat's history session")
+
+    @classmethod
+    def of(cls, deleted: DeletedChat) -> ChatDeleted:
+        return cls(
+            id=deleted.id, documents_deleted=deleted.documents_deleted, messages_deleted=deleted.messages_deleted
+        )
 
 
 # --- OpenAI-compatible --------------------------------------------------------------------------------------

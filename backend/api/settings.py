@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+import backend
 from backend.config import ENV_PREFIX
+
+_REPOSITORY_FRONTEND = Path(backend.__file__).resolve().parent.parent / "frontend"
 
 
 class ApiSettings(BaseSettings):
@@ -19,3 +24,8 @@ class ApiSettings(BaseSettings):
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
     default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")
     model_name: str = Field("axiom", description="The model id the OpenAI-compatible API lists and accepts")
+    frontend_dir: Path = Field(
+        _REPOSITORY_FRONTEND,
+        description="The web UI served at / (index.html, assets/); the repository's frontend/ by default, so "
+        "`axiom serve` serves it from any working directory. Without it the API runs alone",
+    )

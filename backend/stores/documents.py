@@ -109,6 +109,13 @@ class DocumentStore:
         ).fetchall()
         return [DocumentRecord(**row) for row in rows]
 
+    def chat_ids(self) -> list[str]:
+        """Every chat that has a ready document."""
+        rows = self._db.connection().execute(
+            "SELECT DISTINCT chat_id FROM documents WHERE status=? ORDER BY chat_id", (READY,)
+        ).fetchall()
+        return [row["chat_id"] for row in rows]
+
     def totals(self) -> Totals:
         row = self._db.connection().execute(
             "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM documents WHERE status=?", (READY,)

@@ -1,0 +1,133 @@
+"""The list of chats the web UI shows, and renaming or deleting a chat as a whole.
+
+A chat needs no record to exist: uploading to it is enough (ADR-007). So the list holds the named chats and also
+every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a chat's
+conversation in the history session of the same id, so deleting a chat clears that session too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.errors import Conflict, NotFound, ValidationFailed
+from backend.ingest.jobs import IngestJobs, Job
+from backend.ingest.service import IngestionService
+from backend.stores.chats import ChatRecord, ChatStore
+from backend.stores.documents import DocumentRecord, DocumentStore
+from backend.stores.memory import MemoryStore
+
+DEFAULT_TITLE = "New chat"
+MAX_TITLE_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    id: str
+    title: str
+    document_count: int
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedChat:
+    id: str
+    documents_deleted: int
+    messages_deleted: int
+
+
+class Chats:
+    def __init__(
+        self,
+        store: ChatStore,
+        documents: DocumentStore,
+        ingestion: IngestionService,
+        memory: MemoryStore,
+        jobs: IngestJobs,
+    ) -> None:
+        self._store = store
+        self._documents = documents
+        self._ingestion = ingestion
+        self._memory = memory
+        self._jobs = jobs
+
+    def list(self) -> list[Chat]:
+        """Most recently updated first; a chat known only by its documents counts as updated at its first one."""
+        records = {record.id: record for record in self._store.list()}
+        named = [_named(record, self._documents.list(record.id)) for record in records.values()]
+        unnamed = [
+            _unnamed(chat_id, documents)
+            for chat_id in self._documents.chat_ids()
+            if chat_id not in records
+            if (documents := self._documents.list(chat_id))  # empty if they were deleted a moment ago
+        ]
+        return sorted(named + unnamed, key=lambda chat: chat.updated_at, reverse=True)
+
+    def create(self, title: str | None) -> Chat:
+        return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), [])
+
+    def rename(self, chat_id: str, title: str) -> Chat:
+        title = _valid_title(title)
+        documents = self._documents.list(chat_id)
+        if not documents and self._store.get(chat_id) is None:
+            raise _not_found(chat_id)
+        # A chat named for the first time began with its first document, not now.
+        began = documents[0].created_at if documents else None
+        return _named(self._store.rename(chat_id, title, created_at=began), documents)
+
+    def delete(self, chat_id: str) -> DeletedChat:
+        """Its documents, its conversation and its record. Refused while a background job is indexing into it:
+        the job would add its document after the chat was deleted."""
+        record = self._store.get(chat_id)
+        unfinished = self._jobs.unfinished(chat_id)
+        if unfinished:
+            title = record.title if record else chat_id
+            raise Conflict(
+                f"“{title}” is still indexing {_file_names(unfinished)}; delete it when indexing has finished.",
+                chat_id=chat_id, jobs=[job.job_id for job in unfinished],
+            )
+        documents = self._documents.list(chat_id)
+        if record is None and not documents and not self._memory.exists(chat_id):
+            raise _not_found(chat_id)
+        documents_deleted = sum(self._delete_document(chat_id, document.document_id) for document in documents)
+        messages_deleted = self._memory.clear(chat_id)
+        # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
+        self._store.remove(chat_id)
+        return DeletedChat(chat_id, documents_deleted, messages_deleted)
+
+    def _delete_document(self, chat_id: str, document_id: str) -> bool:
+        try:
+            self._ingestion.delete(chat_id, document_id)
+        except NotFound:  # deleted by another request in the meantime
+            return False
+        return True
+
+
+def _named(record: ChatRecord, documents: list[DocumentRecord]) -> Chat:
+    return Chat(record.id, record.title, len(documents), record.created_at, record.updated_at)
+
+
+def _unnamed(chat_id: str, documents: list[DocumentRecord]) -> Chat:
+    began = documents[0].created_at  # listed oldest first
+    return Chat(chat_id, chat_id, len(documents), began, began)
+
+
+def _valid_title(title: str) -> str:
+    stripped = title.strip()
+    if not 1 <= len(stripped) <= MAX_TITLE_CHARS:
+        raise ValidationFailed(
+            f"title must be non-blank and at most {MAX_TITLE_CHARS} characters.",
+            field="title", max_chars=MAX_TITLE_CHARS,
+        )
+    return stripped
+
+
+def _file_names(jobs: list[Job]) -> str:
+    others = len(jobs) - 1
+    if not others:
+        return jobs[0].filename
+    return f"{jobs[0].filename} and {others} other file{'s' if others > 1 else ''}"
+
+
+def _not_found(chat_id: str) -> NotFound:
+    return NotFound(f"Chat {chat_id} was not found.", chat_id=chat_id)

@@ -1,0 +1,206 @@
+"""The chat list over HTTP: create, list, rename and delete chats, with real uploads, history and stores."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.api.server import serve
+from tests.api.support import assert_error, upload, upload_paths, wait_for
+
+NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
+OTHER_NOTES = ("other.txt", b"Ada Finchley built the granite bridge over the Quorra in 1931.")
+PAPER = "academic_2col_naacl06-shinyama.pdf"  # ~100 chunks: its background job takes seconds to index
+GREETING = "Hello!"
+
+
+@pytest.fixture(scope="module")
+def server(build_app_services, tmp_path_factory):
+    with serve(build_app_services(tmp_path_factory.mktemp("chats"))) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=300) as client:
+        yield client
+
+
+def create(client: httpx.Client, **body) -> dict:
+    response = client.post("/chats", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def listed(client: httpx.Client) -> list[dict]:
+    response = client.get("/chats")
+    assert response.status_code == 200, response.text
+    return response.json()["chats"]
+
+
+def listed_by_id(client: httpx.Client) -> dict[str, dict]:
+    return {chat["id"]: chat for chat in listed(client)}
+
+
+def greet(client: httpx.Client, chat_id: str) -> None:
+    """A real question and answer in the chat's conversation, kept as the UI keeps it: session id = chat id."""
+    response = client.post("/chat/", json={"message": GREETING, "chat_id": chat_id, "session_id": chat_id})
+    assert response.status_code == 200, response.text
+
+
+def history(client: httpx.Client, session_id: str) -> list[dict]:
+    response = client.get(f"/chat/history/{session_id}")
+    return response.json()["messages"] if response.status_code == 200 else []
+
+
+def document_names(client: httpx.Client, chat_id: str) -> list[str]:
+    return [document["name"] for document in client.get(f"/chat/{chat_id}/documents").json()["documents"]]
+
+
+def test_a_chat_is_created_listed_renamed_and_deleted(client):
+    named = create(client, title="  Tax questions  ")
+    assert re.fullmatch(r"[0-9a-f]{32}", named["id"])
+    assert named | {"created_at": 0, "updated_at": 0} == {
+        "id": named["id"], "title": "Tax questions", "session_id": named["id"], "document_count": 0,
+        "created_at": 0, "updated_at": 0,
+    }
+    assert named["created_at"] == named["updated_at"] > 0
+    untitled = client.post("/chats")
+    assert untitled.status_code == 201 and untitled.json()["title"] == "New chat"
+    untitled = untitled.json()
+
+    ids = [chat["id"] for chat in listed(client)]
+    assert ids.index(untitled["id"]) < ids.index(named["id"])  # most recently updated first
+
+    renamed = client.patch(f"/chats/{named['id']}", json={"title": "Taxes 2024"})
+    assert renamed.status_code == 200
+    assert renamed.json() == named | {"title": "Taxes 2024", "updated_at": renamed.json()["updated_at"]}
+    assert renamed.json()["updated_at"] > named["updated_at"]
+    assert listed(client)[0] == renamed.json()
+
+    deleted = client.delete(f"/chats/{named['id']}")
+    assert deleted.status_code == 200
+    assert deleted.json() == {"id": named["id"], "deleted": True, "documents_deleted": 0, "messages_deleted": 0}
+    assert named["id"] not in listed_by_id(client) and untitled["id"] in listed_by_id(client)
+    assert_error(client.delete(f"/chats/{named['id']}"), 404, "NOT_FOUND", chat_id=named["id"])
+
+
+def test_a_chat_known_only_by_its_documents_is_listed_and_can_be_renamed(client):
+    assert upload(client, "uploads-only", NOTES).status_code == 200
+    (document,) = client.get("/chat/uploads-only/documents").json()["documents"]
+
+    listed_chat = listed_by_id(client)["uploads-only"]
+    assert listed_chat == {
+        "id": "uploads-only", "title": "uploads-only", "session_id": "uploads-only", "document_count": 1,
+        "created_at": document["created_at"], "updated_at": document["created_at"],
+    }
+
+    renamed = client.patch("/chats/uploads-only", json={"title": "River notes"})
+    assert renamed.status_code == 200
+    body = renamed.json()
+    assert body["title"] == "River notes" and body["document_count"] == 1
+    assert body["created_at"] == document["created_at"] < body["updated_at"]
+    assert [chat for chat in listed(client) if chat["id"] == "uploads-only"] == [body]
+    assert document_names(client, "uploads-only") == [NOTES[0]]
+
+
+def test_deleting_a_chat_removes_its_documents_and_history_and_nothing_of_another_chat(client, server):
+    chat_id = create(client, title="Doomed")["id"]
+    for chat in (chat_id, "bystander"):
+        assert upload(client, chat, NOTES, OTHER_NOTES).status_code == 200
+        greet(client, chat)
+    bystander = {
+        "documents": client.get("/chat/bystander/documents").json(),
+        "history": history(client, "bystander"),
+        "vectors": server.services.vectors.document_ids("bystander"),
+        "keywords": server.services.keywords.document_ids("bystander"),
+    }
+    assert len(bystander["documents"]["documents"]) == 2 and len(bystander["history"]) == 2
+
+    deleted = client.delete(f"/chats/{chat_id}")
+    assert deleted.status_code == 200
+    assert deleted.json() == {"id": chat_id, "deleted": True, "documents_deleted": 2, "messages_deleted": 2}
+
+    assert document_names(client, chat_id) == [] and history(client, chat_id) == []
+    assert server.services.vectors.document_ids(chat_id) == set()
+    assert server.services.keywords.document_ids(chat_id) == set()
+    assert chat_id not in listed_by_id(client)
+    assert {
+        "documents": client.get("/chat/bystander/documents").json(),
+        "history": history(client, "bystander"),
+        "vectors": server.services.vectors.document_ids("bystander"),
+        "keywords": server.services.keywords.document_ids("bystander"),
+    } == bystander
+    assert listed_by_id(client)["bystander"]["document_count"] == 2
+
+
+def test_a_chat_with_only_a_conversation_can_be_deleted(client):
+    greet(client, "talk-only")
+    assert "talk-only" not in listed_by_id(client)  # listed are chats with a name or documents
+
+    deleted = client.delete("/chats/talk-only")
+    assert deleted.status_code == 200 and deleted.json()["messages_deleted"] == 2
+    assert history(client, "talk-only") == []
+
+
+def test_a_chat_cannot_be_deleted_while_a_background_job_indexes_into_it(client, server, pdfs):
+    chat_id = create(client, title="Papers")["id"]
+    assert upload(client, chat_id, NOTES).status_code == 200
+    server.services.memory.add(chat_id, "user", "What do the papers say?")
+    queued = upload_paths(client, chat_id, pdfs / PAPER, background="true")
+    assert queued.status_code == 202
+    (job,) = queued.json()["jobs"]
+
+    refused = assert_error(client.delete(f"/chats/{chat_id}"), 409, "CONFLICT", chat_id=chat_id, jobs=[job["id"]])
+    assert refused["message"] == f"“Papers” is still indexing {PAPER}; delete it when indexing has finished."
+    assert client.get(f"/chat/{chat_id}/documents/{job['id']}").json()["status"] in ("queued", "indexing")
+    # Nothing was removed by the refused request.
+    assert document_names(client, chat_id) == [NOTES[0]]
+    assert [m["content"] for m in history(client, chat_id)] == ["What do the papers say?"]
+    assert listed_by_id(client)[chat_id]["title"] == "Papers"
+
+    wait_for(
+        lambda: client.get(f"/chat/{chat_id}/documents/{job['id']}").json()["status"] == "ready",
+        f"job {job['id']}",
+    )
+    deleted = client.delete(f"/chats/{chat_id}")
+    assert deleted.status_code == 200
+    assert deleted.json() == {"id": chat_id, "deleted": True, "documents_deleted": 2, "messages_deleted": 1}
+    assert document_names(client, chat_id) == []
+
+
+@pytest.mark.parametrize("title", ["", "   ", "x" * 101, " " + "y" * 101 + " "])
+def test_a_blank_or_too_long_title_is_refused(client, title):
+    before = listed(client)
+    assert_error(client.post("/chats", json={"title": title}), 400, "VALIDATION_ERROR", field="title")
+    assert upload(client, "titled", NOTES).status_code == 200
+    assert_error(client.patch("/chats/titled", json={"title": title}), 400, "VALIDATION_ERROR", field="title")
+    assert listed_by_id(client)["titled"]["title"] == "titled"
+    assert [chat for chat in listed(client) if chat["id"] != "titled"] == [
+        chat for chat in before if chat["id"] != "titled"
+    ]
+
+
+def test_a_title_of_exactly_the_limit_is_accepted(client):
+    assert create(client, title=" " + "z" * 100 + " ")["title"] == "z" * 100
+
+
+def test_a_rename_without_a_title_is_refused(client):
+    chat_id = create(client)["id"]
+    assert_error(client.patch(f"/chats/{chat_id}", json={}), 400, "VALIDATION_ERROR", field="title")
+
+
+@pytest.mark.parametrize("method", ["PATCH", "DELETE"])
+def test_a_malformed_chat_id_is_refused(client, method):
+    response = client.request(method, "/chats/bad.id", json={"title": "t"} if method == "PATCH" else None)
+    assert_error(response, 400, "VALIDATION_ERROR", field="chat_id")
+
+
+@pytest.mark.parametrize("method", ["PATCH", "DELETE"])
+def test_an_unknown_chat_is_404(client, method):
+    response = client.request(method, "/chats/nobody-here", json={"title": "t"} if method == "PATCH" else None)
+    assert_error(response, 404, "NOT_FOUND", chat_id="nobody-here")
+    assert "nobody-here" not in listed_by_id(client)

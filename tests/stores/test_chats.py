@@ -1,0 +1,77 @@
+"""The chat registry against a real SQLite file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from backend.errors import ValidationFailed
+from backend.stores.chats import ChatRecord, ChatStore
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "chats.db"
+
+
+@pytest.fixture
+def chats(db_path: Path) -> ChatStore:
+    return ChatStore(db_path)
+
+
+def test_a_created_chat_has_a_hex_id_and_can_be_read_back(chats: ChatStore) -> None:
+    created = chats.create("Tax questions")
+
+    assert re.fullmatch(r"[0-9a-f]{32}", created.id)
+    assert created.title == "Tax questions" and created.created_at == created.updated_at > 0
+    assert chats.get(created.id) == created
+    assert chats.get("never-made") is None
+
+
+def test_chats_are_listed_most_recently_updated_first(chats: ChatStore) -> None:
+    first, second, third = (chats.create(title) for title in ("first", "second", "third"))
+    assert [c.id for c in chats.list()] == [third.id, second.id, first.id]
+
+    renamed = chats.rename(first.id, "first, renamed")
+    assert [c.id for c in chats.list()] == [first.id, third.id, second.id]
+    assert renamed == ChatRecord(first.id, "first, renamed", first.created_at, renamed.updated_at)
+    assert renamed.updated_at >= third.updated_at
+
+
+def test_rename_creates_the_record_of_a_chat_that_had_none(chats: ChatStore) -> None:
+    named = chats.rename("uploads-only", "From uploads", created_at=1_000.0)
+
+    assert named.created_at == 1_000.0 and named.updated_at > named.created_at
+    assert chats.get("uploads-only") == named
+    # created_at is kept from the first record: it says when the chat began.
+    assert chats.rename("uploads-only", "Renamed", created_at=2_000.0).created_at == 1_000.0
+
+
+def test_remove_deletes_only_that_chat(chats: ChatStore) -> None:
+    kept, removed = chats.create("kept"), chats.create("removed")
+
+    assert chats.remove(removed.id) is True
+    assert chats.remove(removed.id) is False
+    assert chats.get(removed.id) is None
+    assert chats.list() == [kept]
+
+
+def test_chats_persist_across_store_instances(chats: ChatStore, db_path: Path) -> None:
+    created = chats.create("Persistent")
+    assert ChatStore(db_path).list() == [created]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda c, i: c.get(i), lambda c, i: c.rename(i, "title"), lambda c, i: c.remove(i)],
+    ids=["get", "rename", "remove"],
+)
+@pytest.mark.parametrize("chat_id", ["", "../other", "a b", "x" * 64, "c1'; DROP TABLE chats;--"])
+def test_invalid_chat_ids_are_refused(chats: ChatStore, call, chat_id: str) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        call(chats, chat_id)
+
+    assert refused.value.details["field"] == "chat_id"
+    assert chats.list() == []
