@@ -88,7 +88,12 @@ _META_SENTENCE = re.compile(
 )
 
 # After . ! or ? (and a closing quote or bracket), before a capital or digit; or at a line break.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])|\s*\n\s*")
+# A line break alone ends nothing: PDF text is hard-wrapped mid-sentence. A blank line or a list item does.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?[A-Z0-9])"
+    r"|\s*\n\s*\n\s*"
+    r"|\s*\n\s*(?=(?:[-*•]+|\d{1,2}[.)])\s)"
+)
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt vs etc e.g i.e inc ltd co corp no fig approx dept est gen col lt sgt rev "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
@@ -221,8 +226,8 @@ def _claims(answer: str, stemmer: Stemmer.Stemmer) -> list[tuple[str, _Text]]:
     the documents,") and list markers removed; meta sentences ("I don't know", "The documents do not say")
     dropped."""
     text = _ATTRIBUTION.sub(" ", _SOURCES_LINE.sub("", _CITATION.sub("", answer)))
-    sentences = split_sentences(_LIST_MARKER.sub("", text))
-    return [(s, _analyse(s, stemmer)) for s in sentences if not _META_SENTENCE.match(s)]
+    sentences = [_LIST_MARKER.sub("", sentence) for sentence in split_sentences(text)]
+    return [(s, _analyse(s, stemmer)) for s in sentences if s and not _META_SENTENCE.match(s)]
 
 
 def content_words(text: str) -> list[str]:

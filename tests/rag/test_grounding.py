@@ -81,10 +81,11 @@ def test_fast_score_searches_all_sources_together() -> None:
     assert fast_score(answer, []) == 0.0
 
 
-def test_split_sentences_keeps_abbreviations_initials_and_decimals() -> None:
+def test_split_sentences_keeps_abbreviations_initials_decimals_and_wrapped_lines() -> None:
     text = (
         'Dr. Smith paid 3.5 million in 1990. He said "it was worth it." J. R. R. Tolkien wrote it! '
-        "Was it the U.S. Army?\n- a list item"
+        "Was it the U.S. Army?\n- a list item\n2. another item\n\nA new paragraph in a PDF, hard\n"
+        "wrapped mid-sentence."
     )
     assert split_sentences(text) == [
         "Dr. Smith paid 3.5 million in 1990.",
@@ -92,6 +93,8 @@ def test_split_sentences_keeps_abbreviations_initials_and_decimals() -> None:
         "J. R. R. Tolkien wrote it!",
         "Was it the U.S. Army?",
         "- a list item",
+        "2. another item",
+        "A new paragraph in a PDF, hard\nwrapped mid-sentence.",
     ]
 
 
