@@ -127,6 +127,18 @@ def test_the_extractive_answer_quotes_the_closest_sentences(deps):
     assert "[Source 2]" in update["answer"] and update["sources"][0]["filename"] == "bridge.pdf"
 
 
+def test_the_extractive_answer_quotes_a_sentence_once_even_when_passages_overlap(deps):
+    overlapping = [
+        passage(0, "Workers were paid $9 per hour for the article. The task was reviewed", "paper.pdf", 4, "p"),
+        passage(1, "The task was reviewed favorably by crowdworkers. Workers were paid $9 per hour for the article.",
+                "paper.pdf", 4, "p"),
+    ]
+    answer = answer_extractively({"question": "How much were workers paid?", "relevant_documents": overlapping},
+                                 deps())["answer"]
+    assert answer.count("paid $9 per hour") == 1
+    assert answer.count("The task was reviewed") == 1
+
+
 def test_remember_saves_the_exchange_with_its_metadata(deps):
     d = deps()
     remember({"session_id": "s9", "question": "q?", "answer": "a [Source 1].", "sources": [{"filename": "f"}],

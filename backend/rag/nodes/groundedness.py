@@ -46,7 +46,8 @@ def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
     if candidates:
         query = deps.embedder.embed_query(state["question"])
         scores = deps.embedder.embed_documents([c[2] for c in candidates]) @ query
-        best = sorted(np.argsort(-scores)[:_EXTRACTIVE_SENTENCES].tolist(), key=lambda i: candidates[i][:2])
+        best = sorted(_distinct(np.argsort(-scores).tolist(), [c[2] for c in candidates]),
+                      key=lambda i: candidates[i][:2])
         quotes = [f"- “{' '.join(candidates[i][2].split())}” [Source {candidates[i][0] + 1}]" for i in best]
     else:
         quotes = [f"- “{' '.join(p.best_chunk.text.split())}” [Source {n}]" for n, p in enumerate(passages[:1], 1)]
@@ -62,3 +63,22 @@ def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
         "groundedness_score": 1.0,
         "processing_steps": ["fallback:extractive"],
     }
+
+
+def _distinct(ranked: list[int], sentences: list[str]) -> list[int]:
+    """The best-ranked sentences, skipping any that repeats one already taken: overlapping passages hold the same
+    sentence twice, once cut off at a passage's end."""
+    taken: list[int] = []
+    for index in ranked:
+        words = sentences[index].split()
+        if not any(_repeats(words, sentences[other].split()) for other in taken):
+            taken.append(index)
+        if len(taken) == _EXTRACTIVE_SENTENCES:
+            break
+    return taken
+
+
+def _repeats(words: list[str], other: list[str]) -> bool:
+    shorter, longer = sorted((words, other), key=len)
+    return " ".join(shorter) in " ".join(longer) or len(set(words) & set(other)) >= 0.8 * len(set(shorter))
+
