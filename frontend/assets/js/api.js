@@ -1,0 +1,117 @@
+// The HTTP API (docs/api.md). Every failure becomes an ApiError carrying the server's {error, message, details}.
+import { SSEParser } from "./sse.js";
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body.message || `The server answered ${status}.`);
+    this.status = status;
+    this.code = body.error || "HTTP_ERROR";
+    this.details = body.details || {};
+  }
+}
+
+const UNREACHABLE = { error: "UNREACHABLE", message: "Axiom could not be reached. Is the server still running?" };
+
+async function errorFrom(response) {
+  try {
+    return new ApiError(response.status, await response.json());
+  } catch {
+    return new ApiError(response.status, { error: "HTTP_ERROR", message: `The server answered ${response.status}.` });
+  }
+}
+
+async function request(method, path, body) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, UNREACHABLE);
+  }
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+const LOST = { error: "CONNECTION_LOST", message: "The connection to Axiom was lost before the answer finished." };
+
+const enc = encodeURIComponent;
+
+export const api = {
+  health: () => request("GET", "/health"),
+  listChats: () => request("GET", "/chats"),
+  createChat: (title) => request("POST", "/chats", title ? { title } : {}),
+  renameChat: (chatId, title) => request("PATCH", `/chats/${enc(chatId)}`, { title }),
+  deleteChat: (chatId) => request("DELETE", `/chats/${enc(chatId)}`),
+  listDocuments: (chatId) => request("GET", `/chat/${enc(chatId)}/documents`),
+  documentState: (chatId, id) => request("GET", `/chat/${enc(chatId)}/documents/${enc(id)}`),
+  deleteDocument: (chatId, id) => request("DELETE", `/chat/${enc(chatId)}/documents/${enc(id)}`),
+  clearHistory: (sessionId) => request("DELETE", `/chat/history/${enc(sessionId)}`),
+
+  async history(sessionId) {
+    try {
+      return (await request("GET", `/chat/history/${enc(sessionId)}`)).messages;
+    } catch (error) {
+      if (error.status === 404) return []; // a chat nobody has asked anything yet
+      throw error;
+    }
+  },
+
+  // One file per request, so each file has its own progress and its own result.
+  upload(chatId, file, onProgress) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", `/chat/${enc(chatId)}/documents`);
+      xhr.responseType = "json";
+      xhr.upload.onprogress = (event) => {
+        if (event.lengthComputable) onProgress(Math.round((100 * event.loaded) / event.total));
+      };
+      xhr.onload = () => {
+        const body = xhr.response || {};
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+        else reject(new ApiError(xhr.status, body));
+      };
+      xhr.onerror = () => reject(new ApiError(0, UNREACHABLE));
+      const form = new FormData();
+      form.append("files", file, file.name);
+      xhr.send(form);
+    });
+  },
+
+  // Calls onEvent(type, data) for each event of the answer's stream. Aborting `signal` closes the connection,
+  // which is what stops generation on the server.
+  async streamAnswer(chatId, message, sessionId, signal, onEvent) {
+    let response;
+    try {
+      response = await fetch(`/chat/${enc(chatId)}/stream`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ message, session_id: sessionId }),
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new ApiError(0, UNREACHABLE);
+    }
+    if (!response.ok) throw await errorFrom(response);
+    const parser = new SSEParser(({ event, data }) => onEvent(event, JSON.parse(data)));
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      for (;;) {
+        let chunk;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          if (signal.aborted) throw error;
+          throw new ApiError(0, LOST);
+        }
+        if (chunk.done) break;
+        parser.push(chunk.value);
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  },
+};

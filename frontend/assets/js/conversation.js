@@ -1,0 +1,278 @@
+// The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
+import { api, ApiError } from "./api.js";
+import { citedPassage, splitCitations } from "./citations.js";
+import { $, el, showPassage } from "./dom.js";
+
+const LOST = { error: "CONNECTION_LOST", message: "The answer stopped arriving before it was finished." };
+
+const ERROR_TITLES = {
+  SYNTHESIS_FAILED: "The language model did not answer.",
+  RETRIEVAL_FAILED: "Searching your documents failed.",
+  VALIDATION_ERROR: "That question could not be sent.",
+  UNREACHABLE: "No connection.",
+};
+
+function openPassage(sources, number) {
+  const passage = citedPassage(sources, number);
+  if (passage) showPassage(`Source ${number}`, `${passage.filename} — page ${passage.page}`, passage.excerpt);
+}
+
+function citationChip(sources, number) {
+  const passage = citedPassage(sources, number);
+  return el("button", {
+    type: "button", class: "cite", dataset: { source: number }, disabled: !passage,
+    "aria-label": passage ? `Source ${number}: ${passage.filename}, page ${passage.page}` : `Source ${number}`,
+    title: passage ? `${passage.filename}, page ${passage.page}` : null,
+    onclick: () => openPassage(sources, number),
+  }, String(number));
+}
+
+// What kind of answer this is, said plainly next to it.
+function answerMark(kind, isGrounded, sources) {
+  if (kind === "not_found") return ["not-found", "Not in your documents"];
+  if (kind === "extractive") {
+    return ["extractive", "Quoted from your documents: the model's own answer could not be checked against them"];
+  }
+  if (isGrounded === false) return ["ungrounded", "Not fully supported by your documents: check the sources"];
+  if (kind === "generated" && sources.length > 0) return ["grounded", "Checked against your documents"];
+  return null;
+}
+
+// One assistant message, live while it streams or rebuilt from history.
+class AnswerView {
+  constructor() {
+    this.text = "";
+    this.sources = [];
+    this.statusLine = el("p", { class: "status-line", role: "status" });
+    this.body = el("div", { class: "answer-text" });
+    this.footer = el("div", { class: "answer-footer" });
+    this.node = el("article", { class: "message assistant", "aria-label": "Answer" },
+      this.statusLine, this.body, this.footer);
+  }
+
+  static fromHistory(message) {
+    const view = new AnswerView();
+    const meta = message.metadata || {};
+    view.finish({ answer: message.content, answer_kind: meta.answer_kind, is_grounded: meta.is_grounded },
+      meta.sources || []);
+    return view;
+  }
+
+  streaming() {
+    this.node.setAttribute("aria-busy", "true");
+    this.node.classList.add("streaming");
+    this.status("Thinking…");
+  }
+
+  status(text) {
+    this.statusLine.textContent = text;
+    this.statusLine.hidden = !text;
+  }
+
+  token(content) {
+    this.status("");
+    this.text += content;
+    this.renderText();
+  }
+
+  retry(reason) {
+    this.text = "";
+    this.renderText();
+    this.status(`Rewriting the answer: ${reason}`);
+  }
+
+  renderText() {
+    this.body.replaceChildren(...splitCitations(this.text).map((piece) =>
+      piece.text !== undefined ? piece.text : citationChip(this.sources, piece.source)));
+  }
+
+  finish(done, sources) {
+    this.sources = sources;
+    this.text = done.answer;
+    this.renderText();
+    this.end();
+    const mark = answerMark(done.answer_kind, done.is_grounded, sources);
+    if (mark) {
+      this.node.classList.add(mark[0]);
+      this.footer.append(el("p", { class: `mark mark-${mark[0]}` }, mark[1]));
+    }
+    const cited = sources.flatMap((source) => (source.passages || []).map((passage) => el("li", {},
+      el("button", {
+        type: "button", class: "source-chip", dataset: { source: passage.source_number },
+        onclick: () => openPassage(sources, passage.source_number),
+      }, `${passage.source_number} · ${source.filename} · p. ${passage.page}`))));
+    if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": "Sources" }, cited));
+  }
+
+  fail(error, onRetry) {
+    this.end();
+    this.node.classList.add("failed");
+    this.node.setAttribute("role", "alert");
+    const title = ERROR_TITLES[error.code] || "Something went wrong.";
+    this.footer.append(
+      el("p", { class: "error-title" }, title),
+      el("p", { class: "error-message" }, error.message),
+      el("button", { type: "button", class: "button", onclick: onRetry }, "Retry"),
+    );
+  }
+
+  stopped() {
+    this.end();
+    this.node.classList.add("stopped");
+    this.footer.append(el("p", { class: "mark mark-stopped" }, "Stopped. This unfinished answer is not saved."));
+  }
+
+  end() {
+    this.status("");
+    this.node.classList.remove("streaming");
+    this.node.removeAttribute("aria-busy");
+  }
+}
+
+export class Conversation {
+  constructor({ onAsked, onOpenDocuments }) {
+    this.chat = null;
+    this.documentCount = 0;
+    this.running = null; // the AbortController of the answer being streamed
+    this.onAsked = onAsked;
+    this.onOpenDocuments = onOpenDocuments;
+    this.log = $("messages");
+    this.send = $("send");
+    this.stop = $("stop");
+    this.stop.addEventListener("click", () => this.running?.abort());
+  }
+
+  get busy() {
+    return this.running !== null;
+  }
+
+  async show(chat) {
+    this.running?.abort();
+    this.chat = chat;
+    this.log.replaceChildren(el("p", { class: "loading" }, "Loading the conversation…"));
+    let messages;
+    try {
+      messages = await api.history(chat.session_id);
+    } catch (error) {
+      this.log.replaceChildren();
+      this.appendError(error, () => this.show(chat));
+      return;
+    }
+    if (this.chat !== chat) return;
+    this.log.replaceChildren(...messages.map((message) => this.storedMessage(message)));
+    this.renderWelcome();
+    this.scroll(true);
+  }
+
+  setDocumentCount(count) {
+    this.documentCount = count;
+    this.renderWelcome();
+  }
+
+  renderWelcome() {
+    const existing = this.log.querySelector(".welcome");
+    const empty = !this.log.querySelector(".message");
+    if (!empty) {
+      existing?.remove();
+      return;
+    }
+    const hint = this.documentCount === 0
+      ? [el("p", {}, "Add PDF, TXT, Markdown or Word files, then ask about them. Answers come only from your files, with the page each claim comes from."),
+        el("button", { type: "button", class: "button primary", onclick: this.onOpenDocuments }, "Add documents")]
+      : [el("p", {}, "Ask a question about your documents. Each answer cites the file and page it comes from, and says so when your files do not contain the answer.")];
+    existing?.remove();
+    this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
+  }
+
+  storedMessage(message) {
+    if (message.role === "assistant") return AnswerView.fromHistory(message).node;
+    const unanswered = message.metadata?.answered === false;
+    return this.userMessage(message.content, unanswered);
+  }
+
+  userMessage(text, unanswered = false) {
+    const node = el("article", { class: "message user", "aria-label": "Your question" }, el("p", {}, text));
+    if (unanswered) {
+      node.append(el("p", { class: "mark mark-unanswered" }, "Not answered. ",
+        el("button", { type: "button", class: "link-button", onclick: () => this.ask(text) }, "Ask again")));
+    }
+    return node;
+  }
+
+  appendError(error, onRetry) {
+    const view = new AnswerView();
+    view.fail(error, onRetry);
+    this.log.append(view.node);
+  }
+
+  async ask(question) {
+    if (this.busy || !this.chat) return;
+    const chat = this.chat;
+    const asked = this.userMessage(question);
+    const view = new AnswerView();
+    this.log.append(asked, view.node);
+    this.renderWelcome();
+    view.streaming();
+    this.scroll(true);
+    const running = new AbortController();
+    this.setRunning(running);
+    this.onAsked(question);
+    let ended = false;
+    try {
+      await api.streamAnswer(chat.id, question, chat.session_id, running.signal, (type, data) => {
+        if (type === "status") view.status(data.message);
+        else if (type === "token") view.token(data.content);
+        else if (type === "retry") view.retry(data.reason);
+        else if (type === "sources") view.sources = data.sources;
+        else if (type === "done") {
+          view.finish(data, view.sources);
+          ended = true;
+        } else if (type === "error") {
+          throw new ApiError(503, data);
+        }
+        this.scroll();
+      });
+      if (!ended) throw new ApiError(0, LOST);
+    } catch (error) {
+      if (running.signal.aborted) view.stopped();
+      else {
+        view.fail(error, () => {
+          asked.remove();
+          view.node.remove();
+          this.ask(question);
+        });
+      }
+    } finally {
+      this.setRunning(null);
+    }
+    this.scroll();
+  }
+
+  setRunning(controller) {
+    this.running = controller;
+    this.send.hidden = controller !== null;
+    this.stop.hidden = controller === null;
+    if (controller === null) $("question").focus();
+    else this.stop.focus();
+  }
+
+  async clear() {
+    this.running?.abort();
+    try {
+      await api.clearHistory(this.chat.session_id);
+    } catch (error) {
+      if (error.status !== 404) {
+        this.appendError(error, () => this.clear());
+        return;
+      }
+    }
+    this.log.replaceChildren();
+    this.renderWelcome();
+  }
+
+  // Follows the answer as it grows, unless the person has scrolled up to read something.
+  scroll(force = false) {
+    const fromBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight;
+    if (force || fromBottom < 160) this.log.scrollTop = this.log.scrollHeight;
+  }
+}

@@ -1,0 +1,154 @@
+// A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
+import { api } from "./api.js";
+import { $, confirmAction, el, formatCount, icon } from "./dom.js";
+
+const POLL_MS = 1000;
+
+function readyText(result) {
+  const pages = result.page_count ? ` · ${formatCount(result.page_count, "page")}` : "";
+  return `Ready · ${formatCount(result.chunk_count, "chunk")}${pages}`;
+}
+
+// One row in the uploads list: the file's name, a progress bar and what happened to it.
+class UploadRow {
+  constructor(file, onDismiss) {
+    this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
+    this.status = el("span", { class: "upload-status" }, "Waiting…");
+    this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
+      el("span", { class: "upload-name" }, file.name),
+      el("button", {
+        type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
+      }, "✕"),
+      this.bar, this.status);
+  }
+
+  show(state, text, percent) {
+    this.node.dataset.state = state;
+    this.status.textContent = text;
+    if (percent === null) this.bar.removeAttribute("value"); // an indeterminate bar: no percent is known yet
+    else if (percent !== undefined) this.bar.value = percent;
+    this.bar.hidden = state === "ready" || state === "failed";
+  }
+}
+
+export class DocumentsPanel {
+  constructor({ onChange }) {
+    this.chatId = null;
+    this.onChange = onChange;
+    this.queue = Promise.resolve();
+    this.uploads = $("upload-list");
+    this.list = $("document-list");
+    const input = $("file-input");
+    input.addEventListener("change", () => {
+      this.add([...input.files]);
+      input.value = "";
+    });
+    const zone = $("dropzone");
+    for (const name of ["dragenter", "dragover"]) {
+      zone.addEventListener(name, (event) => {
+        event.preventDefault();
+        zone.classList.add("dragging");
+      });
+    }
+    zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+    zone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      zone.classList.remove("dragging");
+      this.add([...event.dataTransfer.files]);
+    });
+  }
+
+  async show(chatId) {
+    this.chatId = chatId;
+    this.uploads.replaceChildren();
+    await this.refresh();
+  }
+
+  async refresh() {
+    const chatId = this.chatId;
+    let listing;
+    try {
+      listing = await api.listDocuments(chatId);
+    } catch (error) {
+      this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      return;
+    }
+    if (chatId !== this.chatId) return;
+    this.render(listing);
+    this.onChange(listing.documents.length);
+    // Jobs started before a reload, or by someone else: follow them until they finish.
+    if (listing.jobs.length > 0) setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
+  }
+
+  render({ documents, jobs }) {
+    const rows = documents.map((doc) => el("li", { class: "document", dataset: { documentId: doc.id } },
+      el("span", { class: "document-name", title: doc.name }, doc.name),
+      el("span", { class: "document-meta" },
+        `${formatCount(doc.page_count, "page")} · ${formatCount(doc.chunk_count, "chunk")}`),
+      el("button", {
+        type: "button", class: "icon-button", "aria-label": `Delete ${doc.name}`, title: "Delete",
+        onclick: () => this.remove(doc),
+      }, icon("trash"))));
+    const indexing = jobs.map((job) => el("li", { class: "document indexing" },
+      el("span", { class: "document-name" }, job.name),
+      el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`)));
+    if (rows.length + indexing.length === 0) {
+      rows.push(el("li", { class: "empty-note" }, "No documents yet. Answers come only from what you add here."));
+    }
+    this.list.replaceChildren(...rows, ...indexing);
+  }
+
+  // Files go one after another: the server indexes one at a time anyway, and each row shows its own progress.
+  add(files) {
+    const chatId = this.chatId;
+    for (const file of files) {
+      const row = new UploadRow(file, (dismissed) => dismissed.node.remove());
+      this.uploads.append(row.node);
+      this.queue = this.queue.then(() => this.upload(chatId, file, row));
+    }
+  }
+
+  async upload(chatId, file, row) {
+    row.show("uploading", "Uploading… 0%", 0);
+    try {
+      const body = await api.upload(chatId, file, (percent) => {
+        // Once the bytes are sent, a small file is read and indexed within the same request.
+        if (percent < 100) row.show("uploading", `Uploading… ${percent}%`, percent);
+        else row.show("indexing", "Reading and indexing…", null);
+      });
+      if (body.failed.length > 0) throw Object.assign(new Error(body.failed[0].error.message), body.failed[0].error);
+      if (body.jobs.length > 0) await this.follow(chatId, body.jobs[0], row);
+      else {
+        const result = body.uploaded[0];
+        row.show("ready", result.duplicate ? "Already in this chat" : readyText(result), 100);
+      }
+    } catch (error) {
+      row.show("failed", error.message);
+    }
+    if (chatId === this.chatId) await this.refresh();
+  }
+
+  async follow(chatId, job, row) {
+    for (;;) {
+      row.show("indexing", `Indexing… ${job.percent}%`, job.percent);
+      if (job.status === "ready") {
+        row.show("ready", readyText(job), 100);
+        return;
+      }
+      if (job.status === "failed") throw new Error(job.error.message);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      job = await api.documentState(chatId, job.id);
+    }
+  }
+
+  async remove(doc) {
+    if (!(await confirmAction(`Remove “${doc.name}” from this chat? Answers will no longer use it.`, "Remove"))) return;
+    try {
+      await api.deleteDocument(this.chatId, doc.id);
+    } catch (error) {
+      this.list.prepend(el("li", { class: "error", role: "alert" }, error.message));
+      return;
+    }
+    await this.refresh();
+  }
+}

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { citedPassage, splitCitations } from "../assets/js/citations.js";
+
+test("splits an answer into text and citation pieces", () => {
+  assert.deepEqual(splitCitations("Cats purr [Source 1]. Dogs bark [Source 12]"), [
+    { text: "Cats purr " }, { source: 1 }, { text: ". Dogs bark " }, { source: 12 },
+  ]);
+  assert.deepEqual(splitCitations("no citations"), [{ text: "no citations" }]);
+  assert.deepEqual(splitCitations("half a marker [Sour"), [{ text: "half a marker [Sour" }]);
+});
+
+test("finds the cited passage by its source number across documents", () => {
+  const sources = [
+    { filename: "a.pdf", document_id: "d1", passages: [{ source_number: 1, page: 2, excerpt: "alpha" }] },
+    { filename: "b.pdf", document_id: "d2", passages: [
+      { source_number: 2, page: 7, excerpt: "beta" }, { source_number: 3, page: 9, excerpt: "gamma" }] },
+  ];
+  assert.deepEqual(citedPassage(sources, 3), { filename: "b.pdf", page: 9, excerpt: "gamma", documentId: "d2" });
+  assert.equal(citedPassage(sources, 4), null);
+  assert.equal(citedPassage(undefined, 1), null);
+});

@@ -1,0 +1,81 @@
+"""Steps a person takes in the web chat, shared by the browser tests."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+ANSWER_SECONDS = 240  # the bundled 135M model on a busy 2-core machine; a finished answer usually takes seconds
+INDEX_SECONDS = 120
+
+
+def open_new_chat(page: Page, url: str) -> str:
+    """Opens the app, starts a new chat and returns its id (kept in the URL)."""
+    page.goto(url)
+    expect(page.locator(".chat-item").first).to_be_visible()
+    before = page.locator(".chat-item").count()
+    show_chats = page.get_by_role("button", name="Show chats")
+    if show_chats.is_visible():  # on a phone the chat list slides in on demand
+        show_chats.click()
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.locator(".chat-item")).to_have_count(before + 1)
+    expect(page).to_have_url(re.compile(r"#chat="))
+    return page.url.split("#chat=")[1]
+
+
+def upload(page: Page, *paths: Path) -> None:
+    page.locator("#file-input").set_input_files([str(path) for path in paths])
+
+
+def upload_row(page: Page, name: str):
+    return page.locator(".upload").filter(has_text=name)
+
+
+def wait_until_uploaded(page: Page, name: str) -> None:
+    expect(upload_row(page, name)).to_have_attribute("data-state", "ready", timeout=INDEX_SECONDS * 1000)
+
+
+def ask(page: Page, question: str) -> None:
+    page.get_by_label("Ask a question about this chat's documents").fill(question)
+    page.keyboard.press("Enter")
+
+
+def last_answer(page: Page):
+    return page.locator(".message.assistant").last
+
+
+def wait_for_answer(page: Page):
+    """The last answer once its stream has ended (done, stopped or failed)."""
+    answer = last_answer(page)
+    expect(answer).not_to_have_attribute("aria-busy", "true", timeout=ANSWER_SECONDS * 1000)
+    expect(answer).not_to_have_class(re.compile(r"\bstreaming\b"))
+    return answer
+
+
+def record_answer_texts(page: Page) -> None:
+    """From now on, every distinct text the streaming answer shows is kept in window.answerTexts."""
+    page.evaluate(
+        """() => {
+            window.answerTexts = [];
+            new MutationObserver(() => {
+                const live = document.querySelector('.message.assistant.streaming .answer-text');
+                const text = live ? live.textContent : null;
+                if (text && text !== window.answerTexts.at(-1)) window.answerTexts.push(text);
+            }).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
+        }"""
+    )
+
+
+def open_passage(page: Page, chip) -> tuple[str, int, str]:
+    """Clicks a citation chip; returns the file name, page and excerpt the passage dialog shows, then closes it."""
+    chip.click()
+    dialog = page.locator("#passage-dialog")
+    expect(dialog).to_be_visible()
+    title = dialog.locator("#passage-title").inner_text()
+    excerpt = dialog.locator("#passage-excerpt").inner_text()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    filename, page_number = re.fullmatch(r"(.+) — page (\d+)", title).groups()
+    return filename, int(page_number), excerpt

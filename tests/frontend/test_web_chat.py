@@ -1,0 +1,252 @@
+"""A person's journeys through the web chat, in headless Chromium, against the real app and the bundled models."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from backend.config import Settings
+from backend.ingest.loaders import load_document
+from backend.llm.factory import build_llm
+from tests.api.server import serve
+from tests.api.support import upload_paths
+from tests.frontend.conftest import PHONE
+from tests.frontend.support import (
+    ask,
+    last_answer,
+    open_new_chat,
+    open_passage,
+    record_answer_texts,
+    upload,
+    upload_row,
+    wait_for_answer,
+    wait_until_uploaded,
+)
+
+PAPER = "academic_2col_squad_rajpurkar2016.pdf"
+PAID_QUESTION = "How much were the crowdworkers paid per hour?"
+PAID_PAGE = 4  # "paid $9 per hour" is on page 4 of the SQuAD paper
+
+
+def squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_upload_ask_follow_citations_and_find_the_conversation_after_a_reload(page: Page, web, pdfs, screenshot_dir):
+    open_new_chat(page, web.url)
+    page.screenshot(path=screenshot_dir / "empty-chat.png")
+
+    upload(page, pdfs / PAPER)
+    row = upload_row(page, PAPER)
+    expect(row).to_have_attribute("data-state", "indexing")
+    page.screenshot(path=screenshot_dir / "uploading.png")
+    wait_until_uploaded(page, PAPER)
+    expect(row).to_contain_text(re.compile(r"Ready · \d+ chunks · 10 pages"))
+    expect(page.locator(".document").filter(has_text=PAPER)).to_be_visible()
+    expect(page.locator("#document-count")).to_have_text("1")
+
+    record_answer_texts(page)
+    ask(page, PAID_QUESTION)
+    expect(page.locator(".message.user").last).to_have_text(PAID_QUESTION)
+    expect(page.get_by_role("button", name="Stop generating")).to_be_visible()
+    expect(page.locator(".message.assistant.streaming .answer-text")).not_to_be_empty(timeout=240_000)
+    page.screenshot(path=screenshot_dir / "streaming.png")
+    answer = wait_for_answer(page)
+    assert len(page.evaluate("window.answerTexts")) >= 3, "the answer did not arrive piece by piece"
+    expect(page.get_by_role("button", name="Send question")).to_be_visible()
+    page.screenshot(path=screenshot_dir / "answer-with-citations.png")
+    answer_text = answer.locator(".answer-text").inner_text()
+
+    # Every citation opens a passage that really is on the page it names, in the uploaded file.
+    pages = load_document(PAPER, (pdfs / PAPER).read_bytes()).pages
+    chips = answer.locator(".cite")
+    assert chips.count() >= 1
+    cited_pages = set()
+    for index in range(chips.count()):
+        filename, page_number, excerpt = open_passage(page, chips.nth(index))
+        assert filename == PAPER
+        assert squashed(excerpt) in squashed(pages[page_number - 1].text)
+        cited_pages.add(page_number)
+    assert PAID_PAGE in cited_pages
+    page.locator(".source-chip").first.click()
+    page.screenshot(path=screenshot_dir / "citation-passage.png")
+    page.keyboard.press("Escape")
+
+    ask(page, "What is a good recipe for chocolate cake?")
+    honest = wait_for_answer(page)
+    expect(honest.locator(".mark-not-found")).to_have_text("Not in your documents")
+    expect(honest.locator(".cite")).to_have_count(0)
+
+    page.reload()
+    expect(page.locator(".message.user")).to_have_text([PAID_QUESTION, "What is a good recipe for chocolate cake?"])
+    reloaded = page.locator(".message.assistant")
+    expect(reloaded).to_have_count(2)
+    expect(reloaded.first.locator(".answer-text")).to_have_text(answer_text)
+    assert open_passage(page, reloaded.first.locator(".cite").first)[0] == PAPER
+    expect(reloaded.last.locator(".mark-not-found")).to_be_visible()
+
+    page.set_viewport_size(PHONE)
+    page.locator(".message.assistant").first.scroll_into_view_if_needed()
+    page.screenshot(path=screenshot_dir / "phone.png")
+
+
+def test_clear_conversation_empties_it_for_good(page: Page, web):
+    open_new_chat(page, web.url)
+    ask(page, "hi")  # a greeting is answered without the model
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    page.get_by_role("button", name="Clear conversation").click()
+    expect(page.locator(".message")).to_have_count(0)
+    expect(page.locator(".welcome")).to_be_visible()
+    page.reload()
+    expect(page.locator(".welcome")).to_be_visible()
+    expect(page.locator(".message")).to_have_count(0)
+
+
+def test_unreadable_files_say_why_and_leave_the_chat_as_it_was(page: Page, web, pdfs, screenshot_dir):
+    open_new_chat(page, web.url)
+    upload(page, pdfs / "encrypted_aes256_userpw_foo.pdf", pdfs / "malformed_header_and_eof_only.pdf")
+    encrypted = upload_row(page, "encrypted_aes256_userpw_foo.pdf")
+    corrupt = upload_row(page, "malformed_header_and_eof_only.pdf")
+    expect(encrypted).to_have_attribute("data-state", "failed", timeout=60_000)
+    expect(corrupt).to_have_attribute("data-state", "failed", timeout=60_000)
+    expect(encrypted).to_contain_text("is password-protected. Remove the password")
+    expect(corrupt).to_contain_text("is damaged and cannot be read")
+    page.screenshot(path=screenshot_dir / "upload-errors.png")
+    expect(page.locator(".document")).to_have_count(0)
+    expect(page.locator("#document-count")).to_have_text("0")
+
+
+def test_stop_ends_the_answer_and_nothing_of_it_is_kept(page: Page, tmp_path, build_app_services, pdfs):
+    # Long answers, so the stream is still running when Stop is pressed.
+    with serve(build_app_services(tmp_path / "data", answer_max_tokens=400)) as server:
+        chat_id = open_new_chat(page, server.url)
+        upload(page, pdfs / PAPER)
+        wait_until_uploaded(page, PAPER)
+
+        ask(page, PAID_QUESTION)
+        streaming = page.locator(".message.assistant.streaming .answer-text")
+        expect(streaming).not_to_be_empty(timeout=240_000)
+        page.get_by_role("button", name="Stop generating").click()
+
+        stopped = last_answer(page)
+        expect(stopped).to_have_class(re.compile(r"\bstopped\b"))
+        expect(stopped).to_contain_text("Stopped. This unfinished answer is not saved.")
+        expect(page.get_by_role("button", name="Send question")).to_be_visible()
+        shown = stopped.locator(".answer-text").inner_text()
+        page.wait_for_timeout(1500)
+        assert stopped.locator(".answer-text").inner_text() == shown, "text kept arriving after Stop"
+
+        history = httpx.get(f"{server.url}/chat/history/{chat_id}")
+        assert history.status_code == 404, "the stopped answer (or its question) was saved"
+
+        # The model is free again: the same question is answered to its end.
+        ask(page, PAID_QUESTION)
+        expect(wait_for_answer(page)).not_to_have_class(re.compile(r"\b(failed|stopped)\b"))
+
+
+def test_a_model_that_does_not_answer_shows_the_error_and_a_retry(page: Page, tmp_path, build_app_services, pdfs,
+                                                               screenshot_dir):
+    # A real bundled model that is given no time to start answering: every question meets the 503 path.
+    impatient = build_llm(Settings(llm_first_token_timeout=0.001, llm_threads=1))
+    with serve(build_app_services(tmp_path / "data", llm=impatient)) as server:
+        chat_id = open_new_chat(page, server.url)
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            assert upload_paths(client, chat_id, pdfs / PAPER).status_code == 200
+        page.reload()
+
+        ask(page, PAID_QUESTION)
+        failed = wait_for_answer(page)
+        expect(failed).to_have_class(re.compile(r"\bfailed\b"))
+        expect(failed.locator(".error-title")).to_have_text("The language model did not answer.")
+        expect(failed.locator(".error-message")).to_contain_text(re.compile("did not start answering|busy"))
+        page.screenshot(path=screenshot_dir / "error.png")
+
+        with page.expect_response(lambda response: response.url.endswith(f"/chat/{chat_id}/stream")):
+            failed.get_by_role("button", name="Retry").click()
+        expect(wait_for_answer(page)).to_have_class(re.compile(r"\bfailed\b"))
+        expect(page.locator(".message.user")).to_have_count(1)  # retried, not asked twice
+        expect(page.locator(".message.assistant")).to_have_count(1)
+
+        # The question was kept: after a reload it is there, marked as not answered, with a way to ask again.
+        page.reload()
+        expect(page.locator(".message.user").last).to_contain_text(PAID_QUESTION)
+        expect(page.locator(".mark-unanswered").last).to_contain_text("Not answered")
+        expect(page.get_by_role("button", name="Ask again").last).to_be_visible()
+
+
+def test_chats_can_be_created_renamed_and_deleted(page: Page, web):
+    chat_id = open_new_chat(page, web.url)
+    item = page.locator(f'.chat-item[data-chat-id="{chat_id}"]')
+    item.get_by_role("button", name=re.compile("^Rename")).click()
+    page.get_by_label(re.compile("^New name for")).fill("Tax forms 2026")
+    page.keyboard.press("Enter")
+    expect(item.locator(".chat-select")).to_have_text("Tax forms 2026")
+    expect(page.locator("#chat-title")).to_have_text("Tax forms 2026")
+
+    item.get_by_role("button", name=re.compile("^Rename")).click()
+    page.get_by_label(re.compile("^New name for")).fill("never saved")
+    page.keyboard.press("Escape")
+    expect(item.locator(".chat-select")).to_have_text("Tax forms 2026")
+
+    page.reload()
+    expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"] .chat-select')).to_have_text("Tax forms 2026")
+    expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"] .chat-select')).to_have_attribute("aria-current", "page")
+
+    page.locator(f'.chat-item[data-chat-id="{chat_id}"]').get_by_role("button", name=re.compile("^Delete")).click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(0)
+    page.reload()
+    expect(page.locator(".chat-item").first).to_be_visible()
+    expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(0)
+    assert httpx.get(f"{web.url}/chat/history/{chat_id}").status_code == 404
+
+
+def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, web):
+    open_new_chat(page, web.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    box.fill("first line")
+    box.press("Shift+Enter")
+    box.press_sequentially("second line")
+    expect(box).to_have_value("first line\nsecond line")
+    expect(page.locator(".message")).to_have_count(0)
+
+    box.fill("hi")
+    box.press("Enter")
+    expect(page.locator(".message.user")).to_have_text(["hi"])
+    expect(box).to_have_value("")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["desktop", "phone"])
+def test_every_control_is_named_and_the_page_fits_the_screen(page: Page, web, viewport):
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    ask(page, "hi")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll('button, textarea, input, [role=button]')]
+            .filter((node) => {
+                const name = node.getAttribute('aria-label') || node.textContent.trim()
+                    || (node.labels && [...node.labels].map((l) => l.textContent.trim()).join(''));
+                return !name;
+            })
+            .map((node) => node.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_in_viewport()
+
+    if viewport == PHONE:
+        chats_button = page.get_by_role("button", name="Show chats")
+        expect(page.locator("#sidebar")).not_to_be_in_viewport()
+        chats_button.click()
+        expect(chats_button).to_have_attribute("aria-expanded", "true")
+        expect(page.locator("#sidebar")).to_be_in_viewport()
+        page.keyboard.press("Escape")
+        expect(page.locator("#sidebar")).not_to_be_in_viewport()
+        page.get_by_role("button", name=re.compile("^Documents")).click()
+        expect(page.locator("#documents-panel")).to_be_in_viewport()
+        expect(page.get_by_text("Choose files…")).to_be_visible()
