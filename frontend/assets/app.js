@@ -4,7 +4,7 @@ import { api } from "./js/api.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
 import { DocumentsPanel } from "./js/documents.js";
-import { $ } from "./js/dom.js";
+import { $, showNotice } from "./js/dom.js";
 
 const layout = $("layout");
 const question = $("question");
@@ -17,7 +17,7 @@ function setPanel(name, open) {
 }
 
 function showError(error) {
-  conversation.appendError(error, () => window.location.reload());
+  showNotice(error.message);
 }
 
 const conversation = new Conversation({
@@ -76,6 +76,9 @@ $("show-chats").addEventListener("click", () => setPanel("chats", !layout.classL
 $("scrim").addEventListener("click", () => {
   setPanel("documents", false);
   setPanel("chats", false);
+});
+$("dismiss-notice").addEventListener("click", () => {
+  $("notice").hidden = true;
 });
 $("clear-conversation").addEventListener("click", () => conversation.clear());
 document.addEventListener("keydown", (event) => {

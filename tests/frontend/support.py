@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -27,6 +28,25 @@ def open_new_chat(page: Page, url: str) -> str:
 
 def upload(page: Page, *paths: Path) -> None:
     page.locator("#file-input").set_input_files([str(path) for path in paths])
+
+
+def drop(page: Page, *paths: Path) -> None:
+    """Drags files onto the drop zone the way a file manager does: dragenter, dragover, drop with a DataTransfer."""
+    files = [{"name": path.name, "data": base64.b64encode(path.read_bytes()).decode()} for path in paths]
+    page.evaluate(
+        """(files) => {
+            const transfer = new DataTransfer();
+            for (const file of files) {
+                const bytes = Uint8Array.from(atob(file.data), (c) => c.charCodeAt(0));
+                transfer.items.add(new File([bytes], file.name));
+            }
+            const zone = document.getElementById('dropzone');
+            for (const type of ['dragenter', 'dragover', 'drop']) {
+                zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+            }
+        }""",
+        files,
+    )
 
 
 def upload_row(page: Page, name: str):

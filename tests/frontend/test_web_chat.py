@@ -8,6 +8,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from backend.api.settings import ApiSettings
 from backend.config import Settings
 from backend.ingest.loaders import load_document
 from backend.llm.factory import build_llm
@@ -16,6 +17,7 @@ from tests.api.support import upload_paths
 from tests.frontend.conftest import PHONE
 from tests.frontend.support import (
     ask,
+    drop,
     last_answer,
     open_new_chat,
     open_passage,
@@ -117,6 +119,28 @@ def test_unreadable_files_say_why_and_leave_the_chat_as_it_was(page: Page, web, 
     page.screenshot(path=screenshot_dir / "upload-errors.png")
     expect(page.locator(".document")).to_have_count(0)
     expect(page.locator("#document-count")).to_have_text("0")
+
+
+def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, tmp_path, build_app_services, pdfs):
+    # Every file counts as large here, so each is indexed by a background job that the page follows.
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_bytes=0)) as server:
+        chat_id = open_new_chat(page, server.url)
+        drop(page, pdfs / PAPER, pdfs / "encrypted_userpw_openpassword.pdf")
+        row = upload_row(page, PAPER)
+        expect(row).to_contain_text(re.compile(r"Indexing… \d+%"))
+
+        # A chat cannot be deleted while a file is indexing into it; the page says why and keeps everything.
+        page.locator(f'.chat-item[data-chat-id="{chat_id}"]').get_by_role("button", name=re.compile("^Delete")).click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        expect(page.locator("#notice")).to_contain_text(f"is still indexing {PAPER}")
+        page.get_by_role("button", name="Dismiss this message").click()
+        expect(page.locator("#notice")).to_be_hidden()
+
+        wait_until_uploaded(page, PAPER)
+        expect(row).to_contain_text(re.compile(r"Ready · \d+ chunks · 10 pages"))
+        expect(upload_row(page, "encrypted_userpw_openpassword.pdf")).to_contain_text("is password-protected")
+        expect(page.locator(".document")).to_have_count(1)
+        expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(1)
 
 
 def test_stop_ends_the_answer_and_nothing_of_it_is_kept(page: Page, tmp_path, build_app_services, pdfs):

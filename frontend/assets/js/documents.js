@@ -1,6 +1,6 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api } from "./api.js";
-import { $, confirmAction, el, formatCount, icon } from "./dom.js";
+import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
 
 const POLL_MS = 1000;
 
@@ -146,7 +146,7 @@ export class DocumentsPanel {
     try {
       await api.deleteDocument(this.chatId, doc.id);
     } catch (error) {
-      this.list.prepend(el("li", { class: "error", role: "alert" }, error.message));
+      showNotice(error.message);
       return;
     }
     await this.refresh();

@@ -47,6 +47,12 @@ export function confirmAction(text, confirmLabel = "Delete") {
   });
 }
 
+// A problem that belongs to no message (a chat that cannot be deleted yet, a list that failed to load).
+export function showNotice(text) {
+  $("notice-text").textContent = text;
+  $("notice").hidden = false;
+}
+
 export function showPassage(label, title, excerpt) {
   $("passage-label").textContent = label;
   $("passage-title").textContent = title;
