@@ -274,3 +274,18 @@ def test_every_control_is_named_and_the_page_fits_the_screen(page: Page, web, vi
         page.get_by_role("button", name=re.compile("^Documents")).click()
         expect(page.locator("#documents-panel")).to_be_in_viewport()
         expect(page.get_by_text("Choose files…")).to_be_visible()
+
+
+def test_too_big_and_unsupported_files_are_refused_with_the_reason(page: Page, tmp_path, build_app_services, pdfs):
+    # A 100 kB limit makes the 430 kB paper "too big" without sending 50 MB through the test.
+    with serve(build_app_services(tmp_path / "data", max_upload_bytes=100_000)) as server:
+        open_new_chat(page, server.url)
+        picture = tmp_path / "scan.pdf"
+        picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(2048))  # a PNG named .pdf
+        upload(page, pdfs / PAPER, picture)
+        too_big, unsupported = upload_row(page, PAPER), upload_row(page, "scan.pdf")
+        expect(too_big).to_have_attribute("data-state", "failed", timeout=60_000)
+        expect(too_big).to_contain_text("is larger than the limit")
+        expect(unsupported).to_have_attribute("data-state", "failed", timeout=60_000)
+        expect(unsupported).to_contain_text("its content is not a PDF")
+        expect(page.locator(".document")).to_have_count(0)
