@@ -96,7 +96,7 @@ class Settings(BaseSettings):
         return self.llm_is_capable if self.llm_is_capable is not None else self.llm_provider != "llamacpp"
 
     @model_validator(mode="after")
-    def _place_paths_under_data_dir(self) -> "Settings":
+    def _place_paths_under_data_dir(self) -> Settings:
         defaults = {
             "chroma_path": "chroma",
             "bm25_dir": "bm25_indices",

@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_services, shared_data  # noqa: E402
+from _common import scratch_services, shared_data
 
-from backend.ingest.loaders import load_document  # noqa: E402
+from backend.ingest.loaders import load_document
 
 
 def main() -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_services, shared_data  # noqa: E402
+from _common import scratch_services, shared_data
 
-from backend.eval.beir import load_beir  # noqa: E402
-from backend.eval.metrics import percentile  # noqa: E402
+from backend.eval.beir import load_beir
+from backend.eval.metrics import percentile
 
 CHAT = "latency"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_services, shared_data  # noqa: E402
+from _common import scratch_services, shared_data
 
-from backend.eval.metrics import percentile  # noqa: E402
+from backend.eval.metrics import percentile
 
 QUESTIONS = [
     "How much were the crowdworkers paid per hour?",

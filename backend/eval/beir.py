@@ -14,7 +14,7 @@ class BeirDataset:
     queries: dict[str, str]  # query id → text, only queries that have judgements
     qrels: dict[str, dict[str, int]]  # query id → doc id → relevance grade
 
-    def first_queries(self, n: int) -> "BeirDataset":
+    def first_queries(self, n: int) -> BeirDataset:
         return BeirDataset(self.corpus, dict(list(self.queries.items())[:n]), self.qrels)
 
 

@@ -50,9 +50,11 @@ class RetrievalReport:
 
     def table(self) -> str:
         lines = [
-            f"documents {self.documents}, chunks {self.chunks}, queries {self.queries}, "
-            f"index build {self.index_build_s:.1f} s, fusion {self.fusion}, reranker {self.reranker}, "
-            f"depth {self.depth} chunks per retriever",
+            (
+                f"documents {self.documents}, chunks {self.chunks}, queries {self.queries}, "
+                f"index build {self.index_build_s:.1f} s, fusion {self.fusion}, reranker {self.reranker}, "
+                f"depth {self.depth} chunks per retriever"
+            ),
             f"latencies exclude the query embedding (cached beforehand; it took {self.query_embedding_p50_ms:.1f} ms p50)",
             f"{'method':<15}{'nDCG@10':>9}{'R@10':>8}{'R@100':>8}{'MRR@10':>8}{'p50 ms':>9}{'p95 ms':>9}",
         ]

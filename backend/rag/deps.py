@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backend.embeddings import Embedder
 from backend.llm.base import LLM
@@ -30,5 +30,5 @@ class RAGDeps:
     router: IntentRouter
     checker: GroundednessChecker
     embedder: Embedder
-    windows: MemoryWindows = MemoryWindows()
-    limits: GenerationLimits = GenerationLimits()
+    windows: MemoryWindows = field(default_factory=MemoryWindows)
+    limits: GenerationLimits = field(default_factory=GenerationLimits)

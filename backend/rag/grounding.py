@@ -42,18 +42,14 @@ Method = Literal["fast", "llm", "sentences"]
 
 # Answer filler on top of the retrieval stopwords: discourse words and yes/no carry no checkable fact.
 STOPWORDS: frozenset[str] = ENGLISH_STOPWORDS | frozenset(
-    """
-    also yes however therefore thus hence although though whereas either neither may might must shall us upon
-    via etc instead well yet still even rather another
-    """.split()
+    ["also", "yes", "however", "therefore", "thus", "hence", "although", "though", "whereas", "either", "neither", "may", "might", "must", "shall", "us", "upon", "via", "etc", "instead", "well", "yet", "still", "even", "rather", "another"]
 )
 
 # Spelled-out numbers match digits ("two" = "2"). "one" is left out: mostly a pronoun ("one of the founders").
 _NUMBER_WORDS = {
     word: str(value)
     for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
     )
     if word != "one"
 }
@@ -95,8 +91,7 @@ _SENTENCE_END = re.compile(
     r"|\s*\n\s*(?=(?:[-*•]+|\d{1,2}[.)])\s)"
 )
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt vs etc e.g i.e inc ltd co corp no fig approx dept est gen col lt sgt rev "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "fig", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
 )
 _INITIALISM = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
 

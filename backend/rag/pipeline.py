@@ -32,7 +32,7 @@ class RAGAnswer:
     errors: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_state(cls, state: RAGState, started: float) -> "RAGAnswer":
+    def from_state(cls, state: RAGState, started: float) -> RAGAnswer:
         return cls(
             answer=state["answer"],
             sources=state.get("sources", []),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from operator import add
-from typing import Annotated, Literal, Optional, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from backend.llm.base import ChatMessage
 from backend.models import Passage
@@ -21,20 +21,20 @@ class RAGState(TypedDict, total=False):
     collection_name: str
 
     # Intent classification
-    detected_intent: Optional[str]  # a backend.rag.intent.Intent value
+    detected_intent: str | None  # a backend.rag.intent.Intent value
     intent_confidence: float
     intent_layer: str  # Axiom addition: "rules" | "exemplars" | "llm" | "default"
     history: list[ChatMessage]  # Axiom addition: recent messages, read once from memory by the intent node
 
     # Router agent
-    query_complexity: Optional[Complexity]
+    query_complexity: Complexity | None
     skip_rewrite: bool
     is_summarization: bool
     is_garbage_query: bool
 
     # Query processing
-    rewritten_query: Optional[str]
-    query_type: Optional[str]
+    rewritten_query: str | None
+    query_type: str | None
 
     # Retrieval
     retrieved_documents: list[Passage]
@@ -42,7 +42,7 @@ class RAGState(TypedDict, total=False):
     collection_empty: bool
 
     # Generation
-    answer: Optional[str]
+    answer: str | None
     sources: list[dict]
     answer_kind: AnswerKind  # Axiom addition
     answer_synthesized: bool  # Axiom addition: False when no LLM wrote the answer

@@ -6,11 +6,11 @@ from backend.errors import SynthesisFailed
 from backend.models import Chunk, Parent, Passage
 from backend.rag.citations import add_missing_citations, build_context, cited_numbers, cited_sources
 from backend.rag.nodes.generate import generate
+from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
 from backend.rag.nodes.intent import classify_intent
 from backend.rag.nodes.remember import remember
 from backend.rag.nodes.retrieve import retrieve
-from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.rewrite import clean_rewrite
 from backend.rag.nodes.route import complexity_of
 from tests.rag.scripted import ScriptedLLM

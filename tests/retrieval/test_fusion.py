@@ -60,7 +60,7 @@ def test_convex_fusion_of_a_single_hit_list_gives_it_full_weight():
 
 def test_make_fuser_builds_the_configured_method():
     dense, sparse = ranked("a", "b"), ranked("b", "c")
-    assert [h.chunk.chunk_id for h in make_fuser("rrf", dense_weight=0.5, rrf_k=60)([dense, sparse])][0] == "b"
+    assert make_fuser("rrf", dense_weight=0.5, rrf_k=60)([dense, sparse])[0].chunk.chunk_id == "b"
     assert make_fuser("convex", dense_weight=1.0, rrf_k=60)([dense, sparse])[0].chunk.chunk_id == "a"
     with pytest.raises(ValueError):
         make_fuser("borda", dense_weight=0.5, rrf_k=60)

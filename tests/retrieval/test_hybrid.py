@@ -30,7 +30,7 @@ def test_a_question_retrieves_parent_passages_of_the_right_document(library):
 
 
 def test_a_chat_never_retrieves_another_chats_chunks(library):
-    services, squad, other = library
+    services, squad, _other = library
     query = "paraphrase acquisition from comparable news articles"  # the other paper's topic
     for hits in (services.dense.search("squad", query, 50), services.sparse.search("squad", query, 50),
                  services.retriever.fused("squad", query)[0]):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import closing
-
 import re
+from contextlib import closing
 
 from backend.errors import SynthesisFailed
 from backend.llm.base import ChatMessage, GenerationParams
