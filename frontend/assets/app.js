@@ -1,5 +1,5 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
-// (#chat=ID), so a reload comes back to it.
+// (#chat=ID), so a reload comes back to it and Back returns to the chat before.
 import { api } from "./js/api.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
@@ -9,15 +9,38 @@ import { $, showNotice } from "./js/dom.js";
 const layout = $("layout");
 const question = $("question");
 const wide = window.matchMedia("(min-width: 1100px)");
+const phone = window.matchMedia("(max-width: 719px)");
+const PANELS = {
+  documents: { panel: "documents-panel", toggle: "show-documents", slides: () => !wide.matches },
+  chats: { panel: "sidebar", toggle: "show-chats", slides: () => phone.matches },
+};
 
+// On narrow screens the side panels slide over the conversation: a closed one is inert (out of the Tab order),
+// an opened one takes the focus, and closing it gives the focus back to the button that opened it.
 function setPanel(name, open) {
+  const { panel, toggle, slides } = PANELS[name];
+  const wasOpen = layout.classList.contains(`${name}-open`);
   layout.classList.toggle(`${name}-open`, open);
-  $(name === "documents" ? "show-documents" : "show-chats").setAttribute("aria-expanded", String(open));
+  $(toggle).setAttribute("aria-expanded", String(open));
+  $(panel).inert = slides() && !open;
   $("scrim").hidden = wide.matches || !layout.matches(".documents-open, .chats-open");
+  if (!slides() || open === wasOpen) return;
+  if (open) $(panel).querySelector("button, [tabindex]")?.focus();
+  else if ($(panel).contains(document.activeElement) || document.activeElement === document.body) $(toggle).focus();
+}
+
+function relayout() {
+  setPanel("documents", wide.matches);
+  setPanel("chats", false);
 }
 
 function showError(error) {
   showNotice(error.message);
+}
+
+function loadChats() {
+  const preferred = new URLSearchParams(window.location.hash.slice(1)).get("chat");
+  chats.load(preferred).catch((error) => conversation.showLoadError(error, loadChats));
 }
 
 const conversation = new Conversation({
@@ -34,8 +57,11 @@ const documents = new DocumentsPanel({
 
 const chats = new ChatList({
   onError: showError,
+  onReselect: () => setPanel("chats", false),
   onSelect: (chat) => {
-    window.history.replaceState(null, "", `#chat=${encodeURIComponent(chat.id)}`);
+    const hash = `#chat=${encodeURIComponent(chat.id)}`;
+    if (!window.location.hash) window.history.replaceState(null, "", hash);
+    else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
     $("chat-title").textContent = chat.title;
     document.title = `${chat.title} — Axiom`;
     setPanel("chats", false);
@@ -46,7 +72,7 @@ const chats = new ChatList({
 
 function submitQuestion() {
   const text = question.value.trim();
-  if (!text || conversation.busy) return;
+  if (!text || conversation.busy || !conversation.chat) return;
   question.value = "";
   fitComposer();
   conversation.ask(text);
@@ -88,8 +114,24 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
-setPanel("documents", wide.matches);
-wide.addEventListener("change", () => setPanel("documents", wide.matches));
+relayout();
+wide.addEventListener("change", relayout);
+phone.addEventListener("change", relayout);
+
+window.addEventListener("popstate", () => {
+  const chatId = new URLSearchParams(window.location.hash.slice(1)).get("chat");
+  if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+});
+
+// Files dropped anywhere on the page go to the open chat, not to a browser tab that would open them.
+document.addEventListener("dragover", (event) => event.preventDefault());
+document.addEventListener("drop", (event) => {
+  event.preventDefault();
+  if (event.dataTransfer?.files.length && conversation.chat) {
+    setPanel("documents", true);
+    documents.add([...event.dataTransfer.files]);
+  }
+});
 
 api.health()
   .then((health) => {
@@ -97,5 +139,4 @@ api.health()
   })
   .catch(() => {});
 
-const preferred = new URLSearchParams(window.location.hash.slice(1)).get("chat");
-chats.load(preferred).catch(showError);
+loadChats();

@@ -16,14 +16,20 @@ def open_new_chat(page: Page, url: str) -> str:
     """Opens the app, starts a new chat and returns its id (kept in the URL)."""
     page.goto(url)
     expect(page.locator(".chat-item").first).to_be_visible()
+    return new_chat(page)
+
+
+def new_chat(page: Page) -> str:
+    """Starts a new chat in the open app and returns its id."""
     before = page.locator(".chat-item").count()
     show_chats = page.get_by_role("button", name="Show chats")
     if show_chats.is_visible():  # on a phone the chat list slides in on demand
         show_chats.click()
     page.get_by_role("button", name="+ New chat").click()
     expect(page.locator(".chat-item")).to_have_count(before + 1)
-    expect(page).to_have_url(re.compile(r"#chat="))
-    return page.url.split("#chat=")[1]
+    chat_id = page.locator(".chat-item.current").get_attribute("data-chat-id")
+    expect(page).to_have_url(re.compile(f"#chat={chat_id}$"))
+    return chat_id
 
 
 def upload(page: Page, *paths: Path) -> None:

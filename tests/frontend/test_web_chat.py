@@ -19,6 +19,7 @@ from tests.frontend.support import (
     ask,
     drop,
     last_answer,
+    new_chat,
     open_new_chat,
     open_passage,
     record_answer_texts,
@@ -91,6 +92,7 @@ def test_upload_ask_follow_citations_and_find_the_conversation_after_a_reload(pa
     expect(reloaded.last.locator(".mark-not-found")).to_be_visible()
 
     page.set_viewport_size(PHONE)
+    expect(page.locator("#sidebar")).not_to_be_in_viewport()  # slid away, not caught mid-slide
     page.locator(".message.assistant").first.scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "phone.png")
 
@@ -100,6 +102,7 @@ def test_clear_conversation_empties_it_for_good(page: Page, web):
     ask(page, "hi")  # a greeting is answered without the model
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     page.get_by_role("button", name="Clear conversation").click()
+    page.get_by_role("dialog").get_by_role("button", name="Clear").click()
     expect(page.locator(".message")).to_have_count(0)
     expect(page.locator(".welcome")).to_be_visible()
     page.reload()
@@ -136,11 +139,35 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         page.get_by_role("button", name="Dismiss this message").click()
         expect(page.locator("#notice")).to_be_hidden()
 
+        # Looking at another chat meanwhile neither loses the file's progress nor shows it in the other chat.
+        new_chat(page)
+        expect(page.locator(".upload")).to_have_count(0)
+        page.locator(f'.chat-item[data-chat-id="{chat_id}"] .chat-select').click()
+        expect(upload_row(page, PAPER)).to_be_visible()
+
         wait_until_uploaded(page, PAPER)
         expect(row).to_contain_text(re.compile(r"Ready · \d+ chunks · 10 pages"))
         expect(upload_row(page, "encrypted_userpw_openpassword.pdf")).to_contain_text("is password-protected")
         expect(page.locator(".document")).to_have_count(1)
         expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(1)
+
+
+def test_an_answer_goes_on_while_another_chat_is_open_and_is_there_on_return(page: Page, web, pdfs):
+    chat_id = open_new_chat(page, web.url)
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+    ask(page, PAID_QUESTION)
+    expect(page.locator(".message.assistant.streaming")).to_be_visible()
+    new_chat(page)
+    expect(page.locator(".message")).to_have_count(0)
+    expect(page.get_by_role("button", name="Send question")).to_be_visible()  # this chat is not busy
+
+    page.locator(f'.chat-item[data-chat-id="{chat_id}"] .chat-select').click()
+    expect(page.locator(".message.user")).to_have_text([PAID_QUESTION])
+    finished = wait_for_answer(page)
+    expect(finished).not_to_have_class(re.compile(r"\b(failed|stopped)\b"))
+    page.reload()
+    expect(page.locator(".message.assistant")).to_have_count(1)
 
 
 def test_stop_ends_the_answer_and_nothing_of_it_is_kept(page: Page, tmp_path, build_app_services, pdfs):
@@ -202,7 +229,11 @@ def test_a_model_that_does_not_answer_shows_the_error_and_a_retry(page: Page, tm
 
 
 def test_chats_can_be_created_renamed_and_deleted(page: Page, web):
-    chat_id = open_new_chat(page, web.url)
+    first = open_new_chat(page, web.url)
+    chat_id = new_chat(page)
+    page.go_back()  # Back returns to the chat opened before
+    expect(page.locator(f'.chat-item[data-chat-id="{first}"] .chat-select')).to_have_attribute("aria-current", "page")
+    page.go_forward()
     item = page.locator(f'.chat-item[data-chat-id="{chat_id}"]')
     item.get_by_role("button", name=re.compile("^Rename")).click()
     page.get_by_label(re.compile("^New name for")).fill("Tax forms 2026")
@@ -242,6 +273,7 @@ def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, web):
     expect(page.locator(".message.user")).to_have_text(["hi"])
     expect(box).to_have_value("")
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    expect(box).to_be_focused()  # the next question can be typed at once; nothing took the focus away
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["desktop", "phone"])

@@ -139,6 +139,13 @@ def test_the_extractive_answer_quotes_a_sentence_once_even_when_passages_overlap
     assert answer.count("The task was reviewed") == 1
 
 
+def test_the_extractive_answer_never_quotes_a_sentence_cut_off_at_the_end_of_a_passage(deps):
+    cut = [passage(0, "Workers were paid $9 per hour. Workers were recommended a speed of five questions per", "p.pdf")]
+    answer = answer_extractively({"question": "What speed were workers recommended?", "relevant_documents": cut},
+                                 deps())["answer"]
+    assert "five questions per" not in answer and "paid $9 per hour" in answer
+
+
 def test_remember_saves_the_exchange_with_its_metadata(deps):
     d = deps()
     remember({"session_id": "s9", "question": "q?", "answer": "a [Source 1].", "sources": [{"filename": "f"}],

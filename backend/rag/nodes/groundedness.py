@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from backend.rag.citations import cited_numbers, cited_sources
@@ -13,6 +15,7 @@ from backend.rag.state import RAGState
 
 _EXTRACTIVE_SENTENCES = 3
 _MIN_SENTENCE_CHARS, _MAX_SENTENCE_CHARS = 30, 400
+_SENTENCE_CLOSE = re.compile(r"[.!?…:;][\"'”’)\]]*$")
 
 
 def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
@@ -40,7 +43,7 @@ def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
     candidates = [
         (index, position, sentence)
         for index, passage in enumerate(passages)
-        for position, sentence in enumerate(split_sentences(passage.parent.text))
+        for position, sentence in enumerate(_whole_sentences(passage.parent.text))
         if _MIN_SENTENCE_CHARS <= len(sentence) <= _MAX_SENTENCE_CHARS
     ]
     if candidates:
@@ -63,6 +66,14 @@ def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
         "groundedness_score": 1.0,
         "processing_steps": ["fallback:extractive"],
     }
+
+
+def _whole_sentences(text: str) -> list[str]:
+    """A passage's sentences without the last one when the passage was cut in the middle of it."""
+    sentences = split_sentences(text)
+    if sentences and not _SENTENCE_CLOSE.search(sentences[-1]):
+        sentences.pop()
+    return sentences
 
 
 def _distinct(ranked: list[int], sentences: list[str]) -> list[int]:

@@ -6,10 +6,11 @@ const UNTITLED = "New chat";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onError }) {
+  constructor({ onSelect, onReselect, onError }) {
     this.chats = [];
     this.currentId = null;
     this.onSelect = onSelect;
+    this.onReselect = onReselect;
     this.onError = onError;
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
@@ -38,6 +39,10 @@ export class ChatList {
   }
 
   select(chatId) {
+    if (chatId === this.currentId) {
+      this.onReselect();
+      return;
+    }
     this.currentId = chatId;
     this.render();
     this.onSelect(this.current);
@@ -59,6 +64,10 @@ export class ChatList {
     }
     this.render();
     if (chat.id === this.currentId) $("chat-title").textContent = chat.title;
+  }
+
+  focusChat(chat) {
+    this.list.querySelector(`[data-chat-id="${chat.id}"] .chat-select`)?.focus();
   }
 
   async remove(chat) {
@@ -87,12 +96,18 @@ export class ChatList {
       if (finished) return;
       finished = true;
       const title = input.value.trim();
-      if (save && title && title !== chat.title) this.rename(chat, title);
-      else this.render();
+      if (save && title && title !== chat.title) this.rename(chat, title).then(() => this.focusChat(chat));
+      else {
+        this.render();
+        this.focusChat(chat);
+      }
     };
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter") finish(true);
-      if (event.key === "Escape") finish(false);
+      if (event.key === "Escape") {
+        event.stopPropagation(); // cancels the rename only, not the drawer around it
+        finish(false);
+      }
     });
     input.addEventListener("blur", () => finish(true));
     item.replaceChildren(input);

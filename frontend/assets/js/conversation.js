@@ -1,7 +1,7 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError } from "./api.js";
 import { citedPassage, splitCitations } from "./citations.js";
-import { $, el, showPassage } from "./dom.js";
+import { $, confirmAction, el, showPassage } from "./dom.js";
 
 const LOST = { error: "CONNECTION_LOST", message: "The answer stopped arriving before it was finished." };
 
@@ -129,39 +129,61 @@ class AnswerView {
   }
 }
 
+// An answer being streamed: it keeps going when the person switches to another chat (it is saved when it ends,
+// as if they had stayed), and its messages are shown again if they come back before it ends.
+class Run {
+  constructor(nodes) {
+    this.controller = new AbortController();
+    this.nodes = nodes;
+  }
+}
+
 export class Conversation {
   constructor({ onAsked, onOpenDocuments }) {
     this.chat = null;
     this.documentCount = 0;
-    this.running = null; // the AbortController of the answer being streamed
+    this.runs = new Map(); // chat id → its Run
     this.onAsked = onAsked;
     this.onOpenDocuments = onOpenDocuments;
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
-    this.stop.addEventListener("click", () => this.running?.abort());
+    this.stop.addEventListener("click", () => this.currentRun?.controller.abort());
+  }
+
+  get currentRun() {
+    return this.chat ? this.runs.get(this.chat.id) : undefined;
   }
 
   get busy() {
-    return this.running !== null;
+    return this.currentRun !== undefined;
   }
 
   async show(chat) {
-    this.running?.abort();
     this.chat = chat;
+    this.showRunning();
     this.log.replaceChildren(el("p", { class: "loading" }, "Loading the conversation…"));
     let messages;
     try {
       messages = await api.history(chat.session_id);
     } catch (error) {
+      if (this.chat !== chat) return;
       this.log.replaceChildren();
       this.appendError(error, () => this.show(chat));
       return;
     }
     if (this.chat !== chat) return;
     this.log.replaceChildren(...messages.map((message) => this.storedMessage(message)));
+    const run = this.runs.get(chat.id);
+    if (run) this.log.append(...run.nodes);
     this.renderWelcome();
     this.scroll(true);
+  }
+
+  // When the list of chats could not be loaded there is no conversation to show: say so, with a way out.
+  showLoadError(error, onRetry) {
+    this.log.replaceChildren();
+    this.appendError(error, onRetry);
   }
 
   setDocumentCount(count) {
@@ -210,16 +232,17 @@ export class Conversation {
     const chat = this.chat;
     const asked = this.userMessage(question);
     const view = new AnswerView();
+    const run = new Run([asked, view.node]);
+    this.runs.set(chat.id, run);
     this.log.append(asked, view.node);
     this.renderWelcome();
     view.streaming();
+    this.showRunning();
     this.scroll(true);
-    const running = new AbortController();
-    this.setRunning(running);
     this.onAsked(question);
     let ended = false;
     try {
-      await api.streamAnswer(chat.id, question, chat.session_id, running.signal, (type, data) => {
+      await api.streamAnswer(chat.id, question, chat.session_id, run.controller.signal, (type, data) => {
         if (type === "status") view.status(data.message);
         else if (type === "token") view.token(data.content);
         else if (type === "retry") view.retry(data.reason);
@@ -230,34 +253,47 @@ export class Conversation {
         } else if (type === "error") {
           throw new ApiError(503, data);
         }
-        this.scroll();
+        if (this.chat === chat) this.scroll();
       });
       if (!ended) throw new ApiError(0, LOST);
     } catch (error) {
-      if (running.signal.aborted) view.stopped();
+      if (ended) {
+        // Stopped after the answer was complete: it is saved and shown as it is.
+      } else if (run.controller.signal.aborted) view.stopped();
       else {
         view.fail(error, () => {
+          if (this.busy) return;
           asked.remove();
           view.node.remove();
           this.ask(question);
         });
       }
     } finally {
-      this.setRunning(null);
+      this.runs.delete(chat.id);
+      if (this.chat === chat) {
+        this.showRunning();
+        this.scroll();
+      }
     }
-    this.scroll();
   }
 
-  setRunning(controller) {
-    this.running = controller;
-    this.send.hidden = controller !== null;
-    this.stop.hidden = controller === null;
-    if (controller === null) $("question").focus();
-    else this.stop.focus();
+  // Send or Stop, for the chat on screen; focus follows only if it was on the button that went away.
+  showRunning() {
+    const running = this.busy;
+    const focusWasOnButton = [this.send, this.stop, document.body].includes(document.activeElement);
+    this.send.hidden = running;
+    this.stop.hidden = !running;
+    this.log.setAttribute("aria-busy", String(running));
+    if (focusWasOnButton) (running ? this.stop : $("question")).focus();
   }
 
   async clear() {
-    this.running?.abort();
+    if (!this.chat) return;
+    const confirmed = await confirmAction(
+      "Clear this conversation? The questions and answers are removed; the documents stay.", "Clear",
+    );
+    if (!confirmed) return;
+    this.currentRun?.controller.abort();
     try {
       await api.clearHistory(this.chat.session_id);
     } catch (error) {

@@ -15,7 +15,7 @@ class UploadRow {
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
     this.status = el("span", { class: "upload-status" }, "Waiting…");
     this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
-      el("span", { class: "upload-name" }, file.name),
+      el("span", { class: "upload-name", title: file.name }, file.name),
       el("button", {
         type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
       }, "✕"),
@@ -36,6 +36,8 @@ export class DocumentsPanel {
     this.chatId = null;
     this.onChange = onChange;
     this.queue = Promise.resolve();
+    this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
+    this.pollTimer = null;
     this.uploads = $("upload-list");
     this.list = $("document-list");
     const input = $("file-input");
@@ -43,24 +45,17 @@ export class DocumentsPanel {
       this.add([...input.files]);
       input.value = "";
     });
+    // The drop itself is taken by the whole page (app.js); the zone only shows where files can go.
     const zone = $("dropzone");
-    for (const name of ["dragenter", "dragover"]) {
-      zone.addEventListener(name, (event) => {
-        event.preventDefault();
-        zone.classList.add("dragging");
-      });
-    }
-    zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
-    zone.addEventListener("drop", (event) => {
-      event.preventDefault();
-      zone.classList.remove("dragging");
-      this.add([...event.dataTransfer.files]);
-    });
+    for (const name of ["dragenter", "dragover"]) zone.addEventListener(name, () => zone.classList.add("dragging"));
+    for (const name of ["dragleave", "drop"]) zone.addEventListener(name, () => zone.classList.remove("dragging"));
   }
 
   async show(chatId) {
     this.chatId = chatId;
-    this.uploads.replaceChildren();
+    this.uploads.replaceChildren(...(this.rowsByChat.get(chatId) || []).map((row) => row.node));
+    this.list.replaceChildren();
+    this.onChange(0);
     await this.refresh();
   }
 
@@ -70,14 +65,15 @@ export class DocumentsPanel {
     try {
       listing = await api.listDocuments(chatId);
     } catch (error) {
-      this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      if (chatId === this.chatId) this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
       return;
     }
     if (chatId !== this.chatId) return;
     this.render(listing);
     this.onChange(listing.documents.length);
-    // Jobs started before a reload, or by someone else: follow them until they finish.
-    if (listing.jobs.length > 0) setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
+    // Jobs started before a reload, or by someone else: follow them until they finish (one timer at a time).
+    clearTimeout(this.pollTimer);
+    if (listing.jobs.length > 0) this.pollTimer = setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
   }
 
   render({ documents, jobs }) {
@@ -101,8 +97,14 @@ export class DocumentsPanel {
   // Files go one after another: the server indexes one at a time anyway, and each row shows its own progress.
   add(files) {
     const chatId = this.chatId;
+    const rows = this.rowsByChat.get(chatId) || [];
+    this.rowsByChat.set(chatId, rows);
     for (const file of files) {
-      const row = new UploadRow(file, (dismissed) => dismissed.node.remove());
+      const row = new UploadRow(file, (dismissed) => {
+        rows.splice(rows.indexOf(dismissed), 1);
+        dismissed.node.remove();
+      });
+      rows.push(row);
       this.uploads.append(row.node);
       this.queue = this.queue.then(() => this.upload(chatId, file, row));
     }
