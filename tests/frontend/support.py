@@ -81,14 +81,19 @@ def wait_for_answer(page: Page):
 
 
 def record_answer_texts(page: Page) -> None:
-    """From now on, every distinct text the streaming answer shows is kept in window.answerTexts."""
+    """From now on, every distinct text the streaming answer shows is kept in window.answerTexts, and every
+    status line in window.statusTexts."""
     page.evaluate(
         """() => {
             window.answerTexts = [];
+            window.statusTexts = [];
+            const keep = (list, node) => {
+                const text = node ? node.textContent : '';
+                if (text && text !== list.at(-1)) list.push(text);
+            };
             new MutationObserver(() => {
-                const live = document.querySelector('.message.assistant.streaming .answer-text');
-                const text = live ? live.textContent : null;
-                if (text && text !== window.answerTexts.at(-1)) window.answerTexts.push(text);
+                keep(window.answerTexts, document.querySelector('.message.assistant.streaming .answer-text'));
+                keep(window.statusTexts, document.querySelector('.message.assistant.streaming .status-line'));
             }).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
         }"""
     )

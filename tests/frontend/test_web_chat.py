@@ -39,7 +39,7 @@ def squashed(text: str) -> str:
 
 
 def test_upload_ask_follow_citations_and_find_the_conversation_after_a_reload(page: Page, web, pdfs, screenshot_dir):
-    open_new_chat(page, web.url)
+    chat_id = open_new_chat(page, web.url)
     page.screenshot(path=screenshot_dir / "empty-chat.png")
 
     upload(page, pdfs / PAPER)
@@ -59,9 +59,16 @@ def test_upload_ask_follow_citations_and_find_the_conversation_after_a_reload(pa
     page.screenshot(path=screenshot_dir / "streaming.png")
     answer = wait_for_answer(page)
     assert len(page.evaluate("window.answerTexts")) >= 3, "the answer did not arrive piece by piece"
+    assert "Searching your documents…" in page.evaluate("window.statusTexts")
     expect(page.get_by_role("button", name="Send question")).to_be_visible()
     page.screenshot(path=screenshot_dir / "answer-with-citations.png")
     answer_text = answer.locator(".answer-text").inner_text()
+    # The mark says what the server says this answer is.
+    stored = httpx.get(f"{web.url}/chat/history/{chat_id}").json()["messages"][-1]["metadata"]
+    expected_mark = {"extractive": ".mark-extractive", "generated": ".mark-grounded" if stored["is_grounded"]
+                     else ".mark-ungrounded"}[stored["answer_kind"]]
+    expect(answer.locator(".mark")).to_have_count(1)
+    expect(answer.locator(expected_mark)).to_be_visible()
 
     # Every citation opens a passage that really is on the page it names, in the uploaded file.
     pages = load_document(PAPER, (pdfs / PAPER).read_bytes()).pages
@@ -150,6 +157,12 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         expect(upload_row(page, "encrypted_userpw_openpassword.pdf")).to_contain_text("is password-protected")
         expect(page.locator(".document")).to_have_count(1)
         expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(1)
+
+        page.get_by_role("button", name=f"Delete {PAPER}").click()
+        page.get_by_role("dialog").get_by_role("button", name="Remove").click()
+        expect(page.locator(".document")).to_have_count(0)
+        expect(page.locator("#document-count")).to_have_text("0")
+        assert httpx.get(f"{server.url}/chat/{chat_id}/documents").json()["documents"] == []
 
 
 def test_an_answer_goes_on_while_another_chat_is_open_and_is_there_on_return(page: Page, web, pdfs):

@@ -2,6 +2,7 @@
 import { api, ApiError } from "./api.js";
 import { citedPassage, splitCitations } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
+import { answerMark } from "./marks.js";
 
 const LOST = { error: "CONNECTION_LOST", message: "The answer stopped arriving before it was finished." };
 
@@ -25,17 +26,6 @@ function citationChip(sources, number) {
     title: passage ? `${passage.filename}, page ${passage.page}` : null,
     onclick: () => openPassage(sources, number),
   }, String(number));
-}
-
-// What kind of answer this is, said plainly next to it.
-function answerMark(kind, isGrounded, sources) {
-  if (kind === "not_found") return ["not-found", "Not in your documents"];
-  if (kind === "extractive") {
-    return ["extractive", "Quoted from your documents: the model's own answer could not be checked against them"];
-  }
-  if (isGrounded === false) return ["ungrounded", "Not fully supported by your documents: check the sources"];
-  if (kind === "generated" && sources.length > 0) return ["grounded", "Checked against your documents"];
-  return null;
 }
 
 // One assistant message, live while it streams or rebuilt from history.
