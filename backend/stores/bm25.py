@@ -11,10 +11,11 @@ one string per chunk reads several times faster than a JSON list). Terms made by
 signature are recomputed from the chunk text on load. Every save writes a temporary file and ``os.replace``s
 it, so a crash mid-save leaves the previous index intact.
 
-A file that cannot be read is logged and the chat's keyword index is treated as empty: search returns [] (the
-caller then relies on dense retrieval alone) and ``count`` is 0. The unreadable file stays until the next
-``add`` for that chat overwrites it with just the chunks given from then on (``delete_chat`` removes it);
-chunks that were only in the unreadable file are lost to keyword search until they are re-added.
+A file that cannot be read is logged, and searching that chat raises RetrievalFailed rather than answering
+"no match" for chunks it cannot see (hybrid retrieval then relies on dense retrieval alone, and fails only if
+that fails too); ``count`` is 0. The unreadable file stays until the next ``add`` for that chat overwrites it
+with just the chunks given from then on, after which search works again (``delete_chat`` removes it); chunks
+that were only in the unreadable file are lost to keyword search until they are re-added.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from backend.errors import RetrievalFailed
 from backend.ids import collection_name
 from backend.models import Chunk, ScoredChunk
 from backend.retrieval.tokenize import Tokenizer
@@ -55,8 +57,10 @@ class _Entry:
 class _ChatIndex:
     """The chunks of one chat and the BM25 engine over them. Not thread-safe: its chat's lock guards it."""
 
-    def __init__(self, entries: Iterable[_Entry] = ()) -> None:
+    def __init__(self, entries: Iterable[_Entry] = (), *, readable: bool = True) -> None:
         self._entries: dict[str, _Entry] = {entry.chunk.chunk_id: entry for entry in entries}
+        # False while the chat's file cannot be read: its chunks are unknown, so search cannot say "no match".
+        self._readable = readable
         self._rebuild()
 
     @property
@@ -69,6 +73,7 @@ class _ChatIndex:
     def add(self, entries: Iterable[_Entry]) -> None:
         for entry in entries:
             self._entries[entry.chunk.chunk_id] = entry
+        self._readable = True  # the save that follows replaces the unreadable file with exactly these entries
         self._rebuild()
 
     def remove_document(self, document_id: str) -> int:
@@ -82,6 +87,8 @@ class _ChatIndex:
         return len(doomed)
 
     def search(self, terms: list[str], k: int) -> list[ScoredChunk]:
+        if not self._readable:
+            raise RetrievalFailed("This chat's keyword index could not be read from disk.")
         if self._engine is None or not terms or k <= 0:
             return []
         scores = self._engine.get_scores(terms)
@@ -170,25 +177,30 @@ class BM25Store:
         """The chat's index, read from disk on first use. Caller holds the chat's lock."""
         index = self._loaded.get(name)
         if index is None:
-            index = self._loaded[name] = _ChatIndex(self._read(name))
+            index = self._loaded[name] = self._load(name)
         return index
 
-    def _read(self, name: str) -> list[_Entry]:
+    def _load(self, name: str) -> _ChatIndex:
         path = self._path(name)
-        if not path.exists():
-            return []
         try:
-            with path.open(encoding="utf-8") as lines:
-                header = json.loads(next(lines))
-                if header.get("format") != FILE_FORMAT or header.get("version") != FILE_VERSION:
-                    raise ValueError(f"not a version {FILE_VERSION} {FILE_FORMAT} file: {header!r}")
-                stale_terms = header.get("tokenizer") != self._tokenizer.signature
-                return [self._entry_from_record(json.loads(line), stale_terms) for line in lines]
+            entries = self._read(path)
         except (OSError, UnicodeDecodeError, StopIteration, ValueError, KeyError, TypeError, AttributeError):
             logger.exception(
-                "BM25 index %s is unreadable; keyword search for this chat is empty until re-added", path
+                "BM25 index %s is unreadable; keyword search in this chat fails until a document is added",
+                path,
             )
+            return _ChatIndex(readable=False)
+        return _ChatIndex(entries)
+
+    def _read(self, path: Path) -> list[_Entry]:
+        if not path.exists():
             return []
+        with path.open(encoding="utf-8") as lines:
+            header = json.loads(next(lines))
+            if header.get("format") != FILE_FORMAT or header.get("version") != FILE_VERSION:
+                raise ValueError(f"not a version {FILE_VERSION} {FILE_FORMAT} file: {header!r}")
+            stale_terms = header.get("tokenizer") != self._tokenizer.signature
+            return [self._entry_from_record(json.loads(line), stale_terms) for line in lines]
 
     def _entry_from_record(self, record: dict, stale_terms: bool) -> _Entry:
         chunk = Chunk(**{field: record[field] for field in _CHUNK_FIELDS})

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.errors import ValidationFailed
+from backend.errors import RetrievalFailed, ValidationFailed
 from backend.models import Chunk
 from backend.retrieval.tokenize import Tokenizer
 from backend.stores.bm25 import BM25Store
@@ -165,17 +165,23 @@ def test_ids_that_could_address_other_files_are_rejected(store):
     ],
     ids=["not-utf8", "empty", "not-json", "foreign-header", "truncated", "wrong-shape"],
 )
-def test_unreadable_index_searches_empty_and_is_rebuilt_by_the_next_add(index_dir, content, caplog):
+def test_an_unreadable_index_fails_every_search_until_the_next_add_rebuilds_it(index_dir, content, caplog):
     index_dir.mkdir()
     (index_dir / "chat_chat1.jsonl").write_bytes(content)
     store = BM25Store(index_dir, Tokenizer())
 
-    with caplog.at_level(logging.ERROR, logger="backend.stores.bm25"):
-        assert store.search("chat1", "vaccine", k=5) == []
+    with caplog.at_level(logging.ERROR, logger="backend.stores.bm25"), pytest.raises(RetrievalFailed):
+        store.search("chat1", "vaccine", k=5)
     assert "unreadable" in caplog.text
+    with pytest.raises(RetrievalFailed):  # every search, not just the first: "no match" is not known
+        store.search("chat1", "vaccine", k=5)
     assert store.count("chat1") == 0
+    assert store.delete_document("chat1", "immunology") == 0
+    with pytest.raises(RetrievalFailed):
+        store.search("chat1", "vaccine", k=5)
 
     store.add("chat1", [BREAD])
+    assert ids(store.search("chat1", "sourdough", k=5)) == [BREAD.chunk_id]
     assert ids(BM25Store(index_dir, Tokenizer()).search("chat1", "sourdough", k=5)) == [BREAD.chunk_id]
 
 

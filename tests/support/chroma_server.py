@@ -1,0 +1,63 @@
+"""A real `chroma run` server on a free loopback port: for tests of the server mode and of Chroma down."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.config import Settings
+from tests.llm.support import free_port
+
+SERVER_START_TIMEOUT_S = 30.0
+CHROMA_CLI = Path(sys.executable).with_name("chroma")
+
+
+@dataclass
+class ChromaServer:
+    host: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    start_seconds: float
+
+    def settings(self) -> Settings:
+        return Settings(chroma_host=self.host, chroma_port=self.port)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_chroma_server(data_dir: Path) -> ChromaServer:
+    """Starts a server persisting under ``data_dir`` and returns once it answers its heartbeat."""
+    host, port = "127.0.0.1", free_port()
+    log_path = data_dir / "server.log"
+    started = time.perf_counter()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(CHROMA_CLI), "run", "--path", str(data_dir / "db"), "--host", host, "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = ChromaServer(host, port, process, log_path, start_seconds=0.0)
+    deadline = started + SERVER_START_TIMEOUT_S
+    while time.perf_counter() < deadline and process.poll() is None:
+        try:
+            httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
+            server.start_seconds = time.perf_counter() - started
+            return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    server.stop()
+    log_text = log_path.read_text()
+    pytest.fail(f"Chroma server did not answer its heartbeat within {SERVER_START_TIMEOUT_S}s:\n{log_text}")
