@@ -35,4 +35,5 @@ def build_llm(settings: Settings) -> LLM:
         n_ctx=settings.llm_n_ctx,
         n_threads=settings.llm_threads or available_cores(),
         first_token_timeout=settings.llm_first_token_timeout,
+        repeat_penalty=settings.llm_repeat_penalty,
     )

@@ -59,7 +59,9 @@ class _Generation:
 
 
 class LlamaCppLLM:
-    def __init__(self, model_path: Path, *, n_ctx: int, n_threads: int, first_token_timeout: float) -> None:
+    def __init__(
+        self, model_path: Path, *, n_ctx: int, n_threads: int, first_token_timeout: float, repeat_penalty: float = 1.0
+    ) -> None:
         self._model = Llama(
             model_path=str(model_path),
             n_ctx=n_ctx,
@@ -70,6 +72,7 @@ class LlamaCppLLM:
         self.name = f"llamacpp:{model_path.name}"
         self.context_window = self._model.n_ctx()
         self._first_token_timeout = first_token_timeout
+        self._repeat_penalty = repeat_penalty
         self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
@@ -128,6 +131,7 @@ class LlamaCppLLM:
                 stream=True,
                 max_tokens=params.max_tokens,
                 temperature=params.temperature,
+                repeat_penalty=self._repeat_penalty,
                 stop=list(params.stop),
                 response_format=self._response_format(params),
             )

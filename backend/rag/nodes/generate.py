@@ -7,6 +7,7 @@ from contextlib import closing
 
 from backend.errors import SynthesisFailed
 from backend.llm.base import ChatMessage, GenerationParams
+from backend.rag.answer_text import ECHO_STOPS, tidy
 from backend.rag.citations import add_missing_citations, build_context, cited_sources
 from backend.rag.deps import RAGDeps
 from backend.rag.nodes.events import emit, token
@@ -61,11 +62,12 @@ def generate(state: RAGState, deps: RAGDeps) -> RAGState:
     )
     pieces = []
     # closing(): a Stop raised by token() must close the LLM stream, which stops generation at the provider.
-    with closing(deps.llm.stream(messages, GenerationParams(max_tokens=deps.limits.answer_max_tokens))) as stream:
+    params = GenerationParams(max_tokens=deps.limits.answer_max_tokens, stop=ECHO_STOPS)
+    with closing(deps.llm.stream(messages, params)) as stream:
         for piece in stream:
             token(piece)
             pieces.append(piece)
-    raw = "".join(pieces).strip()
+    raw = tidy("".join(pieces))
     declined = bool(_DECLINES.search(raw)) or not raw
     answer = raw if declined else add_missing_citations(raw, used)
     return {
