@@ -38,9 +38,12 @@ function showError(error) {
   showNotice(error.message);
 }
 
+function chatInUrl() {
+  return new URLSearchParams(window.location.hash.slice(1)).get("chat");
+}
+
 function loadChats() {
-  const preferred = new URLSearchParams(window.location.hash.slice(1)).get("chat");
-  chats.load(preferred).catch((error) => conversation.showLoadError(error, loadChats));
+  chats.load(chatInUrl()).catch((error) => conversation.showLoadError(error, loadChats));
 }
 
 const conversation = new Conversation({
@@ -119,7 +122,7 @@ wide.addEventListener("change", relayout);
 phone.addEventListener("change", relayout);
 
 window.addEventListener("popstate", () => {
-  const chatId = new URLSearchParams(window.location.hash.slice(1)).get("chat");
+  const chatId = chatInUrl();
   if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
 });
 
@@ -135,7 +138,7 @@ document.addEventListener("drop", (event) => {
 
 api.health()
   .then((health) => {
-    $("engine-info").textContent = `Offline · ${health.llm.split(":").pop()} · ${health.embedding.model}`;
+    $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
   })
   .catch(() => {});
 

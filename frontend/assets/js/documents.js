@@ -139,7 +139,13 @@ export class DocumentsPanel {
       }
       if (job.status === "failed") throw new Error(job.error.message);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      job = await api.documentState(chatId, job.id);
+      try {
+        job = await api.documentState(chatId, job.id);
+      } catch (error) {
+        // Jobs live in the server's memory: after a restart the job is gone and its half-indexed file rolled back.
+        if (error.status === 404) throw new Error("Indexing was interrupted (the server restarted). Add the file again.");
+        throw error;
+      }
     }
   }
 
