@@ -30,6 +30,37 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody} for status in statuses}
 
 
+# --- health -------------------------------------------------------------------------------------------------
+
+
+class EmbeddingInfo(BaseModel):
+    provider: str
+    model: str
+
+
+class RetrievalInfo(BaseModel):
+    fusion: str
+    reranker: str
+
+
+class Health(BaseModel):
+    """Always 200 while the service answers: with Chroma down, questions are still answered from BM25 alone."""
+
+    status: Literal["ok", "degraded"] = Field(
+        description='"degraded": a part is down (see vector_store_reachable); answers rely on what is left'
+    )
+    documents: int
+    chunks: int
+    llm: str
+    embedding: EmbeddingInfo
+    vector_store: Literal["chroma-embedded", "chroma-server"]
+    vector_store_reachable: bool = Field(
+        description="The Chroma server answered a heartbeat within AXIOM_CHROMA_TIMEOUT_SECONDS; always true "
+        "for the embedded store"
+    )
+    retrieval: RetrievalInfo
+
+
 # --- chat ---------------------------------------------------------------------------------------------------
 
 

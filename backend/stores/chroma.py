@@ -52,6 +52,25 @@ def _unreachable_as_retrieval_failed(method: Callable[_P, _R]) -> Callable[_P, _
     return wrapper
 
 
+def limit_request_time(client: ClientAPI, timeout_seconds: float) -> None:
+    """Makes every request of a Chroma server client fail with an httpx timeout after ``timeout_seconds``.
+
+    chromadb (1.5.9) sends requests through ``httpx.Client(timeout=None)`` and has no setting for it, so a frozen
+    server would hang a request forever. Its private session is the only handle: a subclass of its HTTP API named
+    in ``chroma_api_impl`` is not an option, because ``chromadb.HttpClient`` overwrites that setting and chromadb
+    refuses implementations it does not know. Should chromadb move the session, start-up stops here instead of
+    running without a timeout.
+    """
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if not isinstance(session, httpx.Client):
+        raise RuntimeError(  # noqa: TRY004 - not a caller's mistake: the installed chromadb is incompatible
+            f"chromadb {chromadb.__version__} no longer keeps its HTTP session at client._server._session, so "
+            "AXIOM_CHROMA_TIMEOUT_SECONDS cannot be applied and a frozen Chroma server would hang requests forever. "
+            "Update limit_request_time in backend/stores/chroma.py for this chromadb version."
+        )
+    session.timeout = httpx.Timeout(timeout_seconds)
+
+
 def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int]:
     # position (the chunk's index in reading order) is kept because chunk ids do not sort numerically.
     return {
@@ -87,24 +106,39 @@ def _reading_order(metadata: dict[str, Any]) -> tuple[str, str, int, int]:
 class ChromaStore:
     """Embedded (a directory) or client-server Chroma, chosen by the client handed in."""
 
-    def __init__(self, client: ClientAPI) -> None:
+    def __init__(self, client: ClientAPI, *, is_server: bool = False) -> None:
         self._client = client
+        self.is_server = is_server
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChromaStore:
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         if settings.chroma_host is None:
             return cls(chromadb.PersistentClient(path=settings.chroma_path, settings=chroma_settings))
+        # Not bounded: chromadb asks the server for its tenant before it hands back a client whose requests can be
+        # limited, so a server frozen at start-up still hangs start-up.
         try:
             client = chromadb.HttpClient(
                 host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
             )
         except ValueError as error:  # chromadb reports a server it cannot connect to as a ValueError
             raise _unreachable(error, address=f"{settings.chroma_host}:{settings.chroma_port}") from error
-        return cls(client)
+        limit_request_time(client, settings.chroma_timeout_seconds)
+        return cls(client, is_server=True)
 
     def close(self) -> None:
         self._client.close()
+
+    def is_reachable(self) -> bool:
+        """A server is reachable when it answers a heartbeat within the request timeout; an embedded store runs
+        in this process and always is."""
+        if not self.is_server:
+            return True
+        try:
+            self._client.heartbeat()
+        except httpx.TransportError:
+            return False
+        return True
 
     @_unreachable_as_retrieval_failed
     def add(self, chat_id: str, chunks: Sequence[Chunk], embeddings: ArrayLike) -> None:

@@ -20,7 +20,7 @@ from backend.config import Settings
 from backend.errors import RetrievalFailed, ValidationFailed
 from backend.ids import collection_name
 from backend.models import Chunk
-from backend.stores.chroma import ChromaStore
+from backend.stores.chroma import ChromaStore, limit_request_time
 from tests.llm.support import free_port
 from tests.support.chroma_server import ChromaServer, start_chroma_server
 
@@ -263,6 +263,10 @@ def test_data_survives_a_new_client(backend: Backend, store: ChromaStore):
     assert ids_of(reopened.query("alpha", vectors[3], k=1)) == [chunks[3].chunk_id]
 
 
+def test_a_running_chroma_is_reachable(store: ChromaStore):
+    assert store.is_reachable()
+
+
 def test_an_unknown_chat_is_empty_and_reading_it_creates_nothing(backend: Backend, store: ChromaStore):
     assert store.query("ghost", unit_vectors(1, seed=13)[0], k=5) == []
     assert store.count("ghost") == 0
@@ -296,7 +300,7 @@ def test_an_invalid_chat_id_is_rejected_before_reaching_chroma(
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# A Chroma server that is down
+# A Chroma server that is down (stopped: connections refused) or frozen (connections accepted, never answered)
 
 
 @pytest.fixture(scope="module")
@@ -315,6 +319,37 @@ def test_a_server_that_went_down_gives_retrieval_failed(store_of_a_stopped_serve
     with pytest.raises(RetrievalFailed, match="unreachable") as raised:
         operation(store_of_a_stopped_server, "alpha")
     assert raised.value.status == 503
+
+
+@pytest.mark.timeout(30)
+def test_a_server_that_went_down_is_unreachable(store_of_a_stopped_server: ChromaStore):
+    assert not store_of_a_stopped_server.is_reachable()
+
+
+@pytest.mark.timeout(60)  # without the request timeout, the frozen server would hang the query until then
+def test_a_frozen_server_gives_retrieval_failed_once_the_request_timeout_passes(chroma_server: ChromaServer):
+    store = ChromaStore.from_settings(chroma_server.settings(chroma_timeout_seconds=1))
+    chunks = document_chunks("doc1", "a.txt", 3)
+    vectors = unit_vectors(3, seed=15)
+    try:
+        store.add("frozen", chunks, vectors)
+        with chroma_server.frozen():
+            with pytest.raises(RetrievalFailed, match="unreachable") as raised:
+                store.query("frozen", vectors[0], k=3)
+            assert not store.is_reachable()
+        assert raised.value.status == 503
+        # Resumed, the same store answers again: a timed-out request leaves no broken connection behind.
+        assert store.is_reachable()
+        assert ids_of(store.query("frozen", vectors[0], k=1)) == [chunks[0].chunk_id]
+    finally:
+        store.delete_chat("frozen")  # the server is shared with the tests above
+        store.close()
+
+
+def test_a_client_without_chromadbs_http_session_is_refused_instead_of_left_unbounded(tmp_path: Path):
+    embedded = chromadb.PersistentClient(path=tmp_path, settings=ChromaSettings(anonymized_telemetry=False))
+    with embedded, pytest.raises(RuntimeError, match="cannot be applied"):
+        limit_request_time(embedded, 1.0)
 
 
 @pytest.mark.timeout(30)

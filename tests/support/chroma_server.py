@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +29,18 @@ class ChromaServer:
     log_path: Path
     start_seconds: float
 
-    def settings(self) -> Settings:
-        return Settings(chroma_host=self.host, chroma_port=self.port)
+    def settings(self, **overrides) -> Settings:
+        return Settings(chroma_host=self.host, chroma_port=self.port, **overrides)
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server stopped mid-flight (SIGSTOP), as a hung process or network peer: connections are still
+        accepted but never answered. It always resumes, so a failing test leaves no frozen process behind."""
+        self.process.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.process.send_signal(signal.SIGCONT)
 
     def stop(self) -> None:
         self.process.terminate()
