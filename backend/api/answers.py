@@ -81,7 +81,7 @@ class Answerer:
 
     def _keep_question(self, question: Question) -> None:
         try:
-            self._memory.add(question.session_id, "user", question.message, {"answered": False})
+            self._memory.keep_unanswered(question.session_id, question.message)
         except Exception:  # the original failure is the one the client must hear about
             log.exception("could not save the unanswered question of session %s", question.session_id)
 

@@ -78,15 +78,27 @@ class MemoryStore:
     def add_exchange(
         self, session_id: str, question: str, answer: str, metadata: dict[str, Any] | None = None
     ) -> tuple[StoredMessage, StoredMessage]:
-        """The user's question and the assistant's answer (with its metadata), both or neither."""
+        """The user's question and the assistant's answer (with its metadata), both or neither. The same question
+        kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy."""
         exchange = (
             _new_message(session_id, "user", question, None),
             _new_message(session_id, "assistant", answer, metadata),
         )
         with self._db.transaction() as db:
+            earlier = _unanswered_tail(db, exchange[0].session_id, question)
+            if earlier is not None:
+                db.execute("DELETE FROM messages WHERE id=?", (earlier,))
             for message in exchange:
                 _insert(db, message)
         return exchange
+
+    def keep_unanswered(self, session_id: str, question: str) -> None:
+        """Saves a question whose answer failed, marked ``answered: false``, unless it is already the session's
+        last message (a retry that failed again)."""
+        message = _new_message(session_id, "user", question, {"answered": False})
+        with self._db.transaction() as db:
+            if _unanswered_tail(db, message.session_id, question) is None:
+                _insert(db, message)
 
     def recent(self, session_id: str, limit: int) -> list[StoredMessage]:
         """The last ``limit`` messages of a session, oldest first."""
@@ -145,6 +157,17 @@ def _new_message(session_id: str, role: Role, content: str, metadata: dict[str, 
         # and metadata that is not JSON fails here, before anything is written.
         metadata=json.loads(json.dumps(metadata or {})), timestamp=timestamp,
     )
+
+
+def _unanswered_tail(db: sqlite3.Connection, session_id: str, question: str) -> str | None:
+    """The id of the session's last message if it is ``question`` kept unanswered, else None."""
+    row = db.execute(
+        "SELECT id, role, content, metadata FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (session_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    id_, role, content, metadata = row
+    return id_ if role == "user" and content == question and json.loads(metadata).get("answered") is False else None
 
 
 def _insert(db: sqlite3.Connection, message: StoredMessage) -> None:

@@ -236,6 +236,7 @@ def test_a_model_that_does_not_answer_shows_the_error_and_a_retry(page: Page, tm
 
         # The question was kept: after a reload it is there, marked as not answered, with a way to ask again.
         page.reload()
+        expect(page.locator(".message.user")).to_have_count(1)  # the retry did not keep a second copy
         expect(page.locator(".message.user").last).to_contain_text(PAID_QUESTION)
         expect(page.locator(".mark-unanswered").last).to_contain_text("Not answered")
         expect(page.get_by_role("button", name="Ask again").last).to_be_visible()

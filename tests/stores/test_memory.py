@@ -310,3 +310,25 @@ def test_concurrent_exchanges_keep_each_answer_right_after_its_question(memory: 
     for thread in range(THREADS):
         answers = [m.metadata["n"] for m in shared if m.role == "assistant" and m.metadata["thread"] == thread]
         assert answers == list(range(WRITES_PER_THREAD // 2))
+
+
+def test_a_question_retried_after_a_failure_is_kept_once(memory):
+    memory.keep_unanswered("s1", "Why?")
+    memory.keep_unanswered("s1", "Why?")  # the retry failed too
+    assert [(m.content, m.metadata) for m in memory.history("s1")] == [("Why?", {"answered": False})]
+
+    memory.add_exchange("s1", "Why?", "Because [Source 1].")  # the next retry was answered
+    assert [(m.role, m.content, m.metadata) for m in memory.history("s1")] == [
+        ("user", "Why?", {}), ("assistant", "Because [Source 1].", {}),
+    ]
+
+
+def test_only_the_same_question_at_the_end_of_the_session_is_replaced(memory):
+    memory.keep_unanswered("s1", "First?")
+    memory.add_exchange("s1", "Second?", "An answer.")
+    memory.keep_unanswered("s1", "First?")
+    memory.add("s1", "assistant", "something in between")
+    memory.add_exchange("s1", "First?", "Answered at last.")
+    assert contents(memory.history("s1")) == [
+        "First?", "Second?", "An answer.", "First?", "something in between", "First?", "Answered at last.",
+    ]
