@@ -230,6 +230,21 @@ def content_words(text: str) -> list[str]:
     return [term.stem for term in _analyse(text, Stemmer.Stemmer("english")).content]
 
 
+# Words that only frame an answer ("The answer is: …"); they say nothing a source could support.
+_FRAMING_STEMS = frozenset(Stemmer.Stemmer("english").stemWords(
+    ["answer", "question", "source", "sources", "document", "documents", "information"]
+))
+_MIN_SUBSTANCE_WORDS = 2
+
+
+def says_enough_to_check(answer: str) -> bool:
+    """False for an answer with fewer than two content words besides its framing and citations ("The answer is:
+    2640 [Source 5]", "4 [Source 1]"): a lone number or name is found in some source by chance, so the overlap
+    check would call it grounded without it saying what it is about."""
+    words = set(content_words(_CITATION.sub("", answer))) - _FRAMING_STEMS
+    return len(words) >= _MIN_SUBSTANCE_WORDS
+
+
 def content_trigrams(text: str) -> set[tuple[str, str, str]]:
     """Normalised word trigrams of ``text`` with at least two content words."""
     return set(_analyse(text, Stemmer.Stemmer("english")).trigrams)

@@ -12,6 +12,7 @@ from backend.rag.grounding import (
     fast_score,
     format_check_prompt,
     parse_llm_verdict,
+    says_enough_to_check,
     sentence_support,
     split_sentences,
 )
@@ -245,3 +246,11 @@ def test_verifier_failure_or_unusable_reply_falls_back_to_the_sentence_check(rep
     verdict = GroundednessChecker(verifier=verifier).check(PARAPHRASED, HARBOUR)
     assert len(verifier.calls) == 1
     assert verdict.method == "sentences" and verdict.is_grounded
+
+
+def test_an_answer_needs_two_content_words_besides_its_framing_to_be_checked() -> None:
+    assert not says_enough_to_check("The answer is: 2640 [Source 5]")
+    assert not says_enough_to_check("4 [Source 1]")
+    assert not says_enough_to_check("Yes, according to the documents [Source 2].")
+    assert says_enough_to_check("They were paid $9 per hour [Source 1].")
+    assert says_enough_to_check("Pranav Rajpurkar and Percy Liang [Source 1].")

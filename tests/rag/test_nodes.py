@@ -121,6 +121,11 @@ def test_check_groundedness(deps):
     assert not invented["is_grounded"] and "1990" in invented["hallucination_details"]
 
 
+def test_an_answer_too_thin_to_check_is_not_grounded(deps):
+    update = check_groundedness({"answer": "The answer is: 1932 [Source 1]", "relevant_documents": PASSAGES}, deps())
+    assert not update["is_grounded"] and "too short" in update["hallucination_details"]
+
+
 def test_the_extractive_answer_quotes_the_closest_sentences(deps):
     update = answer_extractively({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
     assert update["answer_kind"] == "extractive" and "503 metres" in update["answer"]

@@ -8,7 +8,7 @@ import numpy as np
 
 from backend.rag.citations import cited_numbers, cited_sources
 from backend.rag.deps import RAGDeps
-from backend.rag.grounding import split_sentences
+from backend.rag.grounding import says_enough_to_check, split_sentences
 from backend.rag.nodes.events import emit, status, token
 from backend.rag.prompts import EXTRACTIVE_PREFIX
 from backend.rag.state import RAGState
@@ -23,6 +23,10 @@ def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
         return {"is_grounded": True, "groundedness_score": 1.0, "skip_llm_hallucination_check": True,
                 "processing_steps": ["check:declined, nothing to check"]}
     status("checking", "Checking the answer against your documents…")
+    if not says_enough_to_check(state["answer"]):
+        return {"is_grounded": False, "groundedness_score": 0.0, "skip_llm_hallucination_check": True,
+                "hallucination_details": "The answer is too short to check: state the fact in a full sentence.",
+                "processing_steps": ["check:not grounded (too little to check)"]}
     passages = state["relevant_documents"]
     cited = [passages[n - 1] for n in cited_numbers(state["answer"]) if 1 <= n <= len(passages)] or passages
     verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
