@@ -7,7 +7,7 @@ conversation in the history session of the same id, so deleting a chat clears th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.errors import Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
@@ -52,7 +52,8 @@ class Chats:
         self._jobs = jobs
 
     def list(self) -> list[Chat]:
-        """Most recently updated first; a chat known only by its documents counts as updated at its first one."""
+        """Most recently updated first: a chat is updated when it is named or renamed and when a message is added
+        to its conversation; a chat known only by its documents counts as updated at its first one."""
         records = {record.id: record for record in self._store.list()}
         named = [_named(record, self._documents.list(record.id)) for record in records.values()]
         unnamed = [
@@ -61,7 +62,12 @@ class Chats:
             if chat_id not in records
             if (documents := self._documents.list(chat_id))  # empty if they were deleted a moment ago
         ]
-        return sorted(named + unnamed, key=lambda chat: chat.updated_at, reverse=True)
+        chats = [self._with_last_message(chat) for chat in named + unnamed]
+        return sorted(chats, key=lambda chat: chat.updated_at, reverse=True)
+
+    def _with_last_message(self, chat: Chat) -> Chat:
+        last = self._memory.last_written_at(chat.id)
+        return chat if last is None or last <= chat.updated_at else replace(chat, updated_at=last)
 
     def create(self, title: str | None) -> Chat:
         return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), [])

@@ -116,6 +116,13 @@ class MemoryStore:
         ).fetchall()
         return [_message(row) for row in rows]
 
+    def last_written_at(self, session_id: str) -> float | None:
+        """When the session's newest message was written (Unix time), or None for an empty session."""
+        row = self._db.connection().execute(
+            "SELECT timestamp FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (_session(session_id),)
+        ).fetchone()
+        return None if row is None else datetime.fromisoformat(row[0]).timestamp()
+
     def exists(self, session_id: str) -> bool:
         row = self._db.connection().execute(
             "SELECT 1 FROM messages WHERE session_id=? LIMIT 1", (_session(session_id),)

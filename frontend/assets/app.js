@@ -47,7 +47,7 @@ function loadChats() {
 }
 
 const conversation = new Conversation({
-  onAsked: (text) => chats.titleFromQuestion(text),
+  onAsked: (text) => chats.noteQuestion(text),
   onOpenDocuments: () => setPanel("documents", true),
 });
 

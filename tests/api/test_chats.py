@@ -204,3 +204,13 @@ def test_an_unknown_chat_is_404(client, method):
     response = client.request(method, "/chats/nobody-here", json={"title": "t"} if method == "PATCH" else None)
     assert_error(response, 404, "NOT_FOUND", chat_id="nobody-here")
     assert "nobody-here" not in listed_by_id(client)
+
+
+def test_the_chat_with_the_newest_message_comes_first(client):
+    older, newer = create(client, title="Older"), create(client, title="Newer")
+    assert [c["id"] for c in listed(client)].index(newer["id"]) < [c["id"] for c in listed(client)].index(older["id"])
+
+    greet(client, older["id"])
+    chats = listed(client)
+    assert chats[0]["id"] == older["id"]
+    assert chats[0]["updated_at"] > older["updated_at"]

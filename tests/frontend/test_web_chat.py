@@ -266,6 +266,14 @@ def test_chats_can_be_created_renamed_and_deleted(page: Page, web):
     page.reload()
     expect(page.locator(".chat-item").first).to_be_visible()
     expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(0)
+
+    # Asking in an older chat brings it to the top, now and after a reload.
+    page.locator(f'.chat-item[data-chat-id="{first}"] .chat-select').click()
+    ask(page, "hi")
+    expect(page.locator(".chat-item").first).to_have_attribute("data-chat-id", first)
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    page.reload()
+    expect(page.locator(".chat-item").first).to_have_attribute("data-chat-id", first)
     assert httpx.get(f"{web.url}/chat/history/{chat_id}").status_code == 404
 
 

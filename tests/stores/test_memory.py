@@ -332,3 +332,10 @@ def test_only_the_same_question_at_the_end_of_the_session_is_replaced(memory):
     assert contents(memory.history("s1")) == [
         "First?", "Second?", "An answer.", "First?", "something in between", "First?", "Answered at last.",
     ]
+
+
+def test_the_time_of_a_sessions_newest_message(memory):
+    assert memory.last_written_at("s1") is None
+    memory.add("s1", "user", "first")
+    newest = memory.add("s1", "assistant", "second")
+    assert memory.last_written_at("s1") == datetime.fromisoformat(newest.timestamp).timestamp()

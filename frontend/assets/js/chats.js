@@ -48,12 +48,14 @@ export class ChatList {
     this.onSelect(this.current);
   }
 
-  // A chat still called "New chat" takes its first question as its title.
-  async titleFromQuestion(question) {
+  // The chat asked in moves to the top (the server orders by the newest message too); a chat still called
+  // "New chat" takes its first question as its title.
+  async noteQuestion(question) {
     const chat = this.current;
-    if (!chat || chat.title !== UNTITLED) return;
-    const title = question.replace(/\s+/g, " ").trim().slice(0, 60);
-    await this.rename(chat, title);
+    if (!chat) return;
+    this.chats = [chat, ...this.chats.filter((other) => other !== chat)];
+    this.render();
+    if (chat.title === UNTITLED) await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60));
   }
 
   async rename(chat, title) {
