@@ -115,14 +115,21 @@ class ChromaStore:
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         if settings.chroma_host is None:
             return cls(chromadb.PersistentClient(path=settings.chroma_path, settings=chroma_settings))
-        # Not bounded: chromadb asks the server for its tenant before it hands back a client whose requests can be
-        # limited, so a server frozen at start-up still hangs start-up.
+        address = f"{settings.chroma_host}:{settings.chroma_port}"
+        # chromadb asks the server for its tenant before it hands back a client whose requests can be limited, so
+        # a server frozen at start-up would hang start-up: a bounded heartbeat of our own goes first.
+        try:
+            httpx.get(
+                f"http://{address}/api/v2/heartbeat", timeout=settings.chroma_timeout_seconds
+            ).raise_for_status()
+        except httpx.HTTPError as error:
+            raise _unreachable(error, address=address) from error
         try:
             client = chromadb.HttpClient(
                 host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
             )
         except ValueError as error:  # chromadb reports a server it cannot connect to as a ValueError
-            raise _unreachable(error, address=f"{settings.chroma_host}:{settings.chroma_port}") from error
+            raise _unreachable(error, address=address) from error
         limit_request_time(client, settings.chroma_timeout_seconds)
         return cls(client, is_server=True)
 

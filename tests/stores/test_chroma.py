@@ -359,3 +359,14 @@ def test_connecting_to_a_port_with_no_server_gives_retrieval_failed():
         ChromaStore.from_settings(Settings(chroma_host="127.0.0.1", chroma_port=port))
     assert raised.value.status == 503
     assert raised.value.details["address"] == f"127.0.0.1:{port}"
+
+
+@pytest.mark.timeout(60)  # chromadb's own connect would wait for the frozen server until then
+def test_starting_on_a_frozen_server_gives_retrieval_failed_once_the_request_timeout_passes(
+    chroma_server: ChromaServer,
+):
+    settings = chroma_server.settings(chroma_timeout_seconds=1)
+    with chroma_server.frozen(), pytest.raises(RetrievalFailed, match="unreachable") as raised:
+        ChromaStore.from_settings(settings)
+    assert raised.value.details["address"] == f"{chroma_server.host}:{chroma_server.port}"
+
