@@ -8,7 +8,6 @@ and counts the final answer kinds, the attempts they took and how many answers r
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
@@ -20,12 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import scratch_services, shared_data
 from ttft import QUESTIONS
 
-from backend.rag.grounding import split_sentences
-
-
-def repeats_a_sentence(answer: str) -> bool:
-    sentences = [re.sub(r"\s*\[Source \d+\]", "", s).strip().casefold() for s in split_sentences(answer)]
-    return len(sentences) != len(set(sentences))
+from backend.rag.answer_text import drop_repeated_sentences
 
 
 def main() -> None:
@@ -48,7 +42,7 @@ def main() -> None:
             seconds.append(time.perf_counter() - started)
             kinds[result.answer_kind] += 1
             attempts.append(result.iterations)
-            repeating += result.answer_kind != "extractive" and repeats_a_sentence(result.answer)
+            repeating += result.answer_kind != "extractive" and drop_repeated_sentences(result.answer) != result.answer
             if args.show:
                 print(f"--- {question}\n[{result.answer_kind}, {result.iterations} attempts]\n{result.answer}\n")
     settings = services.settings

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from backend.rag.grounding import split_sentences
+from backend.rag.grounding import split_sentences, strip_citations
 
 # The prompt ends "Question: … Answer:", and a small model may start by writing that pair out again.
 _QUESTION_ECHO = re.compile(r"^\s*Question:.*?\bAnswer:\s*", re.DOTALL | re.IGNORECASE)
-_CITATION = re.compile(r"\s*\[Source \d+\]")
 # Where a model that echoes the prompt's format starts a new round of it; generation stops there.
 ECHO_STOPS = ("\nQuestion:", " Question:")
 
@@ -23,7 +22,7 @@ def drop_repeated_sentences(answer: str) -> str:
     seen: set[str] = set()
     kept = []
     for sentence in sentences:
-        key = " ".join(_CITATION.sub("", sentence).casefold().split())
+        key = " ".join(strip_citations(sentence).casefold().split())
         if key in seen:
             continue
         seen.add(key)

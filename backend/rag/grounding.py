@@ -220,9 +220,14 @@ def _claims(answer: str, stemmer: Stemmer.Stemmer) -> list[tuple[str, _Text]]:
     """The answer's sentences that claim something, analysed: citation markers, attributions ("According to
     the documents,") and list markers removed; meta sentences ("I don't know", "The documents do not say")
     dropped."""
-    text = _ATTRIBUTION.sub(" ", _SOURCES_LINE.sub("", _CITATION.sub("", answer)))
+    text = _ATTRIBUTION.sub(" ", _SOURCES_LINE.sub("", strip_citations(answer)))
     sentences = [_LIST_MARKER.sub("", sentence) for sentence in split_sentences(text)]
     return [(s, _analyse(s, stemmer)) for s in sentences if s and not _META_SENTENCE.match(s)]
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its citation markers ("[Source 2]", "[Sources 1, 3]", "[3]", …)."""
+    return _CITATION.sub("", text)
 
 
 def content_words(text: str) -> list[str]:
@@ -241,7 +246,7 @@ def says_enough_to_check(answer: str) -> bool:
     """False for an answer with fewer than two content words besides its framing and citations ("The answer is:
     2640 [Source 5]", "4 [Source 1]"): a lone number or name is found in some source by chance, so the overlap
     check would call it grounded without it saying what it is about."""
-    words = set(content_words(_CITATION.sub("", answer))) - _FRAMING_STEMS
+    words = set(content_words(strip_citations(answer))) - _FRAMING_STEMS
     return len(words) >= _MIN_SUBSTANCE_WORDS
 
 
