@@ -13,7 +13,7 @@ from backend.errors import Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
 from backend.stores.chats import ChatRecord, ChatStore
-from backend.stores.documents import DocumentRecord, DocumentStore
+from backend.stores.documents import ChatDocuments, DocumentStore
 from backend.stores.memory import MemoryStore
 
 DEFAULT_TITLE = "New chat"
@@ -54,23 +54,21 @@ class Chats:
     def list(self) -> list[Chat]:
         """Most recently updated first: a chat is updated when it is named or renamed and when a message is added
         to its conversation; a chat known only by its documents counts as updated at its first one."""
-        records = {record.id: record for record in self._store.list()}
-        named = [_named(record, self._documents.list(record.id)) for record in records.values()]
-        unnamed = [
-            _unnamed(chat_id, documents)
-            for chat_id in self._documents.chat_ids()
-            if chat_id not in records
-            if (documents := self._documents.list(chat_id))  # empty if they were deleted a moment ago
+        records = self._store.list()
+        documents = self._documents.chats()
+        named = {record.id for record in records}
+        chats = [_named(record, documents[record.id].count if record.id in documents else 0) for record in records]
+        chats += [_unnamed(chat_id, summary) for chat_id, summary in documents.items() if chat_id not in named]
+        last_messages = self._memory.last_written_at(chat.id for chat in chats)
+        chats = [
+            replace(chat, updated_at=last_messages[chat.id])
+            if last_messages.get(chat.id, 0.0) > chat.updated_at else chat
+            for chat in chats
         ]
-        chats = [self._with_last_message(chat) for chat in named + unnamed]
         return sorted(chats, key=lambda chat: chat.updated_at, reverse=True)
 
-    def _with_last_message(self, chat: Chat) -> Chat:
-        last = self._memory.last_written_at(chat.id)
-        return chat if last is None or last <= chat.updated_at else replace(chat, updated_at=last)
-
     def create(self, title: str | None) -> Chat:
-        return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), [])
+        return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), 0)
 
     def rename(self, chat_id: str, title: str) -> Chat:
         title = _valid_title(title)
@@ -79,7 +77,7 @@ class Chats:
             raise _not_found(chat_id)
         # A chat named for the first time began with its first document, not now.
         began = documents[0].created_at if documents else None
-        return _named(self._store.rename(chat_id, title, created_at=began), documents)
+        return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
 
     def delete(self, chat_id: str) -> DeletedChat:
         """Its documents, its conversation and its record. Refused while a background job is indexing into it:
@@ -109,13 +107,12 @@ class Chats:
         return True
 
 
-def _named(record: ChatRecord, documents: list[DocumentRecord]) -> Chat:
-    return Chat(record.id, record.title, len(documents), record.created_at, record.updated_at)
+def _named(record: ChatRecord, document_count: int) -> Chat:
+    return Chat(record.id, record.title, document_count, record.created_at, record.updated_at)
 
 
-def _unnamed(chat_id: str, documents: list[DocumentRecord]) -> Chat:
-    began = documents[0].created_at  # listed oldest first
-    return Chat(chat_id, chat_id, len(documents), began, began)
+def _unnamed(chat_id: str, documents: ChatDocuments) -> Chat:
+    return Chat(chat_id, chat_id, documents.count, documents.first_created_at, documents.first_created_at)
 
 
 def _valid_title(title: str) -> str:

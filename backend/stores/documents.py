@@ -60,6 +60,14 @@ class DocumentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatDocuments:
+    """What a chat's ready documents add up to."""
+
+    count: int
+    first_created_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class Totals:
     documents: int
     chunks: int
@@ -109,12 +117,14 @@ class DocumentStore:
         ).fetchall()
         return [DocumentRecord(**row) for row in rows]
 
-    def chat_ids(self) -> list[str]:
-        """Every chat that has a ready document."""
+    def chats(self) -> dict[str, ChatDocuments]:
+        """Every chat that has a ready document, with how many it has and when the first was added."""
         rows = self._db.connection().execute(
-            "SELECT DISTINCT chat_id FROM documents WHERE status=? ORDER BY chat_id", (READY,)
+            "SELECT chat_id, COUNT(*) AS count, MIN(created_at) AS first_created_at FROM documents WHERE status=?"
+            " GROUP BY chat_id",
+            (READY,),
         ).fetchall()
-        return [row["chat_id"] for row in rows]
+        return {row["chat_id"]: ChatDocuments(row["count"], row["first_created_at"]) for row in rows}
 
     def totals(self) -> Totals:
         row = self._db.connection().execute(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -116,12 +117,15 @@ class MemoryStore:
         ).fetchall()
         return [_message(row) for row in rows]
 
-    def last_written_at(self, session_id: str) -> float | None:
-        """When the session's newest message was written (Unix time), or None for an empty session."""
-        row = self._db.connection().execute(
-            "SELECT timestamp FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (_session(session_id),)
-        ).fetchone()
-        return None if row is None else datetime.fromisoformat(row[0]).timestamp()
+    def last_written_at(self, session_ids: Iterable[str]) -> dict[str, float]:
+        """When each session's newest message was written (Unix time); sessions without messages are left out."""
+        ids = [_session(session_id) for session_id in session_ids]
+        rows = self._db.connection().execute(
+            "SELECT session_id, timestamp FROM messages WHERE seq IN (SELECT MAX(seq) FROM messages"
+            f" WHERE session_id IN ({','.join('?' * len(ids))}) GROUP BY session_id)",
+            ids,
+        ).fetchall()
+        return {session_id: datetime.fromisoformat(timestamp).timestamp() for session_id, timestamp in rows}
 
     def exists(self, session_id: str) -> bool:
         row = self._db.connection().execute(

@@ -34,10 +34,6 @@ function relayout() {
   setPanel("chats", false);
 }
 
-function showError(error) {
-  showNotice(error.message);
-}
-
 function chatInUrl() {
   return new URLSearchParams(window.location.hash.slice(1)).get("chat");
 }
@@ -59,7 +55,7 @@ const documents = new DocumentsPanel({
 });
 
 const chats = new ChatList({
-  onError: showError,
+  onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
   onSelect: (chat) => {
     const hash = `#chat=${encodeURIComponent(chat.id)}`;

@@ -335,7 +335,11 @@ def test_only_the_same_question_at_the_end_of_the_session_is_replaced(memory):
 
 
 def test_the_time_of_a_sessions_newest_message(memory):
-    assert memory.last_written_at("s1") is None
+    assert memory.last_written_at(["s1"]) == {}
     memory.add("s1", "user", "first")
     newest = memory.add("s1", "assistant", "second")
-    assert memory.last_written_at("s1") == datetime.fromisoformat(newest.timestamp).timestamp()
+    other = memory.add("s2", "user", "elsewhere")
+    assert memory.last_written_at(["s1", "s2", "empty"]) == {
+        "s1": datetime.fromisoformat(newest.timestamp).timestamp(),
+        "s2": datetime.fromisoformat(other.timestamp).timestamp(),
+    }
