@@ -17,7 +17,7 @@ test("finds the cited passage by its source number across documents", () => {
     { filename: "b.pdf", document_id: "d2", passages: [
       { source_number: 2, page: 7, excerpt: "beta" }, { source_number: 3, page: 9, excerpt: "gamma" }] },
   ];
-  assert.deepEqual(citedPassage(sources, 3), { filename: "b.pdf", page: 9, excerpt: "gamma", documentId: "d2" });
+  assert.deepEqual(citedPassage(sources, 3), { filename: "b.pdf", page: 9, excerpt: "gamma" });
   assert.equal(citedPassage(sources, 4), null);
   assert.equal(citedPassage(undefined, 1), null);
 });

@@ -35,7 +35,8 @@ async function request(method, path, body) {
   return response.json();
 }
 
-const LOST = { error: "CONNECTION_LOST", message: "The connection to Axiom was lost before the answer finished." };
+// The answer's stream broke off, or ended without its "done" event.
+export const LOST = { error: "CONNECTION_LOST", message: "The connection to Axiom was lost before the answer finished." };
 
 const enc = encodeURIComponent;
 

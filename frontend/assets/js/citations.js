@@ -15,12 +15,12 @@ export function splitCitations(answer) {
   return pieces;
 }
 
-// {filename, page, excerpt, documentId} for source number N, or null when the answer's sources do not have it.
+// {filename, page, excerpt} for source number N, or null when the answer's sources do not have it.
 export function citedPassage(sources, number) {
   for (const source of sources || []) {
     const passage = (source.passages || []).find((p) => p.source_number === number);
     if (passage) {
-      return { filename: source.filename, page: passage.page, excerpt: passage.excerpt, documentId: source.document_id };
+      return { filename: source.filename, page: passage.page, excerpt: passage.excerpt };
     }
   }
   return null;

@@ -1,10 +1,9 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
-import { api, ApiError } from "./api.js";
+import { api, ApiError, LOST } from "./api.js";
 import { citedPassage, splitCitations } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { answerMark } from "./marks.js";
 
-const LOST = { error: "CONNECTION_LOST", message: "The answer stopped arriving before it was finished." };
 
 const ERROR_TITLES = {
   SYNTHESIS_FAILED: "The language model did not answer.",
