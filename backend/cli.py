@@ -55,12 +55,23 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
 
-    pipeline = build_services(settings).pipeline
-    for event in pipeline.stream(args.question, chat_id=args.chat, session_id=args.session or args.chat):
+    services = build_services(settings)
+    try:
+        return _print_answer(services.pipeline.stream(args.question, chat_id=args.chat, session_id=args.session or args.chat))
+    finally:
+        # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by
+        # the interpreter's teardown.
+        services.llm.close()
+
+
+def _print_answer(events) -> int:
+    for event in events:
         if event["type"] == "token":
             print(event["content"], end="", flush=True)
         elif event["type"] == "status":
             print(f"[{event['message']}]", file=sys.stderr, flush=True)
+        elif event["type"] == "evidence":
+            print(f"[From your documents:]\n{event['text']}\n", file=sys.stderr, flush=True)
         elif event["type"] == "retry":
             print(f"\n[{event['reason']}]\n", file=sys.stderr, flush=True)
         elif event["type"] == "result":

@@ -14,6 +14,8 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "AXIOM_"
+# Generations a model server runs at once unless told otherwise (AXIOM_LLM_CONCURRENCY).
+SERVER_LLM_SLOTS = 4
 
 
 class Settings(BaseSettings):
@@ -73,7 +75,30 @@ class Settings(BaseSettings):
     llm_model_path: Path | None = Field(None, description="GGUF file; unset: bundled SmolLM2-135M-Instruct")
     llm_n_ctx: int = Field(8192, description="Context window in tokens (embedded model or OpenAI server)")
     llm_threads: int | None = Field(None, description="Decoding threads; unset uses every available core")
-    llm_first_token_timeout: float = Field(10.0, gt=0, description="Seconds allowed before the first piece")
+    llm_first_token_timeout: float = Field(
+        10.0, gt=0,
+        description="Ollama / OpenAI-compatible servers: seconds allowed for the first piece (and between pieces) once "
+        "the request is sent; time waiting in Axiom's queue is not counted",
+    )
+    # Progress, not the clock: a busy laptop reads a prompt slowly but steadily (docs/benchmarks.md).
+    llm_stall_timeout: float = Field(
+        30.0, gt=0,
+        description="Embedded model: seconds without progress (a batch of the prompt read or a token written) after "
+        "which the model counts as stuck and the question fails with 503",
+    )
+    llm_batch_tokens: int = Field(
+        64, ge=8, description="Embedded model: prompt tokens read per step; a Stop or a stall is seen between steps"
+    )
+    llm_concurrency: int | None = Field(
+        None, ge=1,
+        description="Generations run at once by the provider; others wait in a queue fair between chats. Unset: 1 "
+        "for the embedded model, 4 for a server",
+    )
+    llm_queue_patience_seconds: float = Field(
+        60.0, ge=0,
+        description="A question that has waited this long for the model, or by the recent pace would, is answered "
+        "with the passages from its documents (the evidence answer) instead of a written one",
+    )
     # 1.2 measured (bench/answer_outcomes.py): at 1.0 the bundled model looped in 4 of 6 answers, at 1.2 in none.
     llm_repeat_penalty: float = Field(
         1.2, ge=1.0, description="Embedded model only: >1 discourages repeating recent tokens (1 = off)"
@@ -102,6 +127,12 @@ class Settings(BaseSettings):
 
     # Ingestion limits.
     max_upload_bytes: int = 50 * 1024 * 1024
+
+    @property
+    def llm_slots(self) -> int:
+        if self.llm_concurrency is not None:
+            return self.llm_concurrency
+        return 1 if self.llm_provider == "llamacpp" else SERVER_LLM_SLOTS
 
     @property
     def llm_decides_quality(self) -> bool:

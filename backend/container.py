@@ -10,6 +10,8 @@ from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.service import IngestionService
 from backend.llm.base import LLM, ChatMessage, GenerationParams
 from backend.llm.factory import build_llm
+from backend.llm.scheduled import ScheduledLLM
+from backend.llm.scheduler import LLMScheduler
 from backend.rag.deps import GenerationLimits, RAGDeps
 from backend.rag.grounding import GroundednessChecker, format_check_prompt
 from backend.rag.intent import IntentRouter
@@ -40,11 +42,11 @@ class Services:
     retriever: HybridRetriever
     memory: MemoryStore
     chats: ChatStore
-    llm: LLM
+    llm: ScheduledLLM
     pipeline: RAGPipeline
 
 
-def _llm_verifier(llm: LLM):
+def _llm_verifier(llm: ScheduledLLM):
     def verify(answer: str, sources) -> str:
         prompt: ChatMessage = {"role": "user", "content": format_check_prompt(answer, sources)}
         return llm.complete([prompt], GenerationParams(max_tokens=160, temperature=0.0))
@@ -56,7 +58,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
     """``embedder`` and ``llm`` let tests share loaded models across many temporary containers."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = embedder or build_embedder(settings)
-    llm = llm or build_llm(settings)
+    # Every call on the model goes through one scheduler, whichever part of Axiom makes it.
+    llm = ScheduledLLM(llm or build_llm(settings), LLMScheduler(settings.llm_slots))
     vectors = ChromaStore.from_settings(settings)
     keywords = BM25Store(settings.bm25_dir, Tokenizer())
     documents = DocumentStore(settings.docstore_path)
@@ -100,6 +103,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
         limits=GenerationLimits(
             answer_max_tokens=settings.answer_max_tokens, context_budget_tokens=settings.context_budget_tokens,
             max_retries=settings.max_retries, summary_map_calls=settings.summary_map_calls,
+            queue_patience_seconds=settings.llm_queue_patience_seconds,
         ),
     )
     return Services(

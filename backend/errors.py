@@ -20,6 +20,11 @@ class AxiomError(Exception):
     def to_body(self) -> dict[str, Any]:
         return {"error": self.code, "message": self.message, "details": self.details}
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the response carries besides the body (none by default)."""
+        return {}
+
 
 class ValidationFailed(AxiomError):
     code = "VALIDATION_ERROR"
@@ -73,3 +78,18 @@ class RetrievalFailed(AxiomError):
 class SynthesisFailed(AxiomError):
     code = "SYNTHESIS_FAILED"
     status = 503
+
+
+class ServerBusy(AxiomError):
+    """Too many questions are already being answered; ``details["retry_after_seconds"]`` says when to try again."""
+
+    code = "SERVER_BUSY"
+    status = 503
+
+    def __init__(self, message: str, *, retry_after_seconds: int, **details: Any) -> None:
+        super().__init__(message, retry_after_seconds=retry_after_seconds, **details)
+        self.retry_after_seconds = retry_after_seconds
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}

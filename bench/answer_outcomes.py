@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--repeat-penalty", type=float, default=None)
     parser.add_argument("--show", action="store_true", help="print every answer")
     args = parser.parse_args()
-    overrides = {"llm_first_token_timeout": 120}
+    overrides = {"llm_stall_timeout": 120}
     if args.repeat_penalty is not None:
         overrides["llm_repeat_penalty"] = args.repeat_penalty
 

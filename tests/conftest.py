@@ -42,7 +42,7 @@ def bundled_llm():
     from backend.config import Settings
     from backend.llm.factory import build_llm
 
-    return build_llm(Settings(llm_first_token_timeout=60))
+    return build_llm(Settings(llm_stall_timeout=60))
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def api_llm():
     whose cores are shared with other work, llama.cpp's threads spin waiting for each other; one does not)."""
     from backend.llm.factory import build_llm
 
-    return build_llm(Settings(llm_first_token_timeout=600, llm_threads=1))
+    return build_llm(Settings(llm_stall_timeout=600, llm_threads=1))
 
 
 @pytest.fixture(scope="session")

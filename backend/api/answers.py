@@ -1,20 +1,28 @@
-"""Answering one message for the API: validation first, then the pipeline; a failed run keeps the question.
+"""Answering one message for the API: validation and admission first, then the pipeline; a failed run keeps the
+question.
 
 The pipeline saves the question and the answer together when a run completes, and nothing when the client stops
-it. When the run fails instead (the LLM timed out, retrieval broke), the question is saved alone here, so the
+it. When the run fails instead (the model got stuck, retrieval broke), the question is saved alone here, so the
 user's message is not lost from the history even though no answer came.
+
+Admission is the queue's hard bound: past ``max_in_flight`` questions being answered at once, a new one is refused
+with 503 SERVER_BUSY and a Retry-After before anything runs. Below it nobody is refused: waiting for the model is
+the scheduler's business, and a question that would wait too long gets the evidence answer instead.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
-from backend.errors import ValidationFailed
+from backend.errors import ServerBusy, ValidationFailed
 from backend.ids import validate_id
+from backend.llm.scheduler import LLMScheduler
 from backend.rag.pipeline import RAGAnswer, RAGPipeline
 from backend.stores.memory import MemoryStore
 
@@ -22,6 +30,9 @@ log = logging.getLogger(__name__)
 
 # How far back the stored answer is looked for: other requests in the same session may have written since.
 _ANSWER_LOOKBACK = 10
+# Retry-After when the model's pace is not known yet, and the range it is kept in.
+_DEFAULT_RETRY_AFTER_SECONDS = 30
+_RETRY_AFTER_RANGE = (5, 300)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,32 +49,71 @@ class Answered:
 
 
 class Answerer:
-    def __init__(self, pipeline: RAGPipeline, memory: MemoryStore, *, max_chars: int) -> None:
+    def __init__(
+        self,
+        pipeline: RAGPipeline,
+        memory: MemoryStore,
+        scheduler: LLMScheduler,
+        *,
+        max_chars: int,
+        max_in_flight: int,
+    ) -> None:
         self._pipeline = pipeline
         self._memory = memory
+        self._scheduler = scheduler
         self._max_chars = max_chars
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
+        self._counting = threading.Lock()
 
     def question(self, message: str, *, chat_id: str, session_id: str | None) -> Question:
-        """Raises ValidationFailed (400) before anything runs or is saved."""
+        """Raises ValidationFailed (400) or ServerBusy (503) before anything runs or is saved."""
         text = message.strip()
         if not text or len(text) > self._max_chars:
             raise ValidationFailed(
                 f"message must be non-blank and at most {self._max_chars} characters.",
                 field="message", max_chars=self._max_chars,
             )
-        return Question(
+        asked = Question(
             message=text,
             chat_id=validate_id(chat_id, field="chat_id"),
             session_id=validate_id(session_id, field="session_id") if session_id is not None else uuid.uuid4().hex,
         )
+        self._ensure_room()
+        return asked
 
-    def events(self, question: Question) -> Iterator[dict]:
+    def _ensure_room(self) -> None:
+        with self._counting:
+            if self._in_flight < self._max_in_flight:
+                return
+        expected = self._scheduler.expected_wait()
+        retry_after = _DEFAULT_RETRY_AFTER_SECONDS if expected is None else math.ceil(expected)
+        raise ServerBusy(
+            "Axiom is answering as many questions as it can right now. Please ask again in a minute.",
+            retry_after_seconds=min(max(retry_after, _RETRY_AFTER_RANGE[0]), _RETRY_AFTER_RANGE[1]),
+        )
+
+    @contextmanager
+    def _answering(self) -> Iterator[None]:
+        with self._counting:
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._counting:
+                self._in_flight -= 1
+
+    def events(self, question: Question, cancel: threading.Event | None = None) -> Iterator[dict]:
         """The pipeline's events; the last is {"type": "result", "result": RAGAnswer, "message_id": str}.
 
-        Closing this iterator closes the pipeline's, which stops generation and saves nothing.
+        Closing this iterator closes the pipeline's, which stops generation and saves nothing; setting ``cancel``
+        does the same from another thread, and also reaches a question still waiting for the model (the events
+        then end without a result).
         """
-        run = self._pipeline.stream(question.message, chat_id=question.chat_id, session_id=question.session_id)
-        with closing(run):
+        run = self._pipeline.stream(
+            question.message, chat_id=question.chat_id, session_id=question.session_id, cancel=cancel
+        )
+        with self._answering(), closing(run):
             try:
                 for event in run:
                     if event["type"] == "result":

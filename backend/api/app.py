@@ -43,7 +43,10 @@ def create_app(
         app.state.services = built
         app.state.api_settings = api_settings
         app.state.jobs = jobs
-        app.state.answerer = Answerer(built.pipeline, built.memory, max_chars=api_settings.message_max_chars)
+        app.state.answerer = Answerer(
+            built.pipeline, built.memory, built.llm.scheduler,
+            max_chars=api_settings.message_max_chars, max_in_flight=api_settings.max_questions_in_flight,
+        )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, background_bytes=api_settings.background_ingest_bytes
         )
@@ -52,6 +55,8 @@ def create_app(
             yield
         finally:
             jobs.close()
+            if services is None:  # built here, so closed here (tests share theirs between apps)
+                built.llm.close()
 
     app = FastAPI(
         title="Axiom",

@@ -47,7 +47,7 @@ def _validation_error_body(error: RequestValidationError) -> dict[str, Any]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AxiomError)
     async def axiom_error(_: Request, error: AxiomError) -> JSONResponse:
-        return JSONResponse(error.to_body(), status_code=error.status)
+        return JSONResponse(error.to_body(), status_code=error.status, headers=error.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:

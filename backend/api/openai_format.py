@@ -9,6 +9,7 @@ as a note between the two attempts; ``axiom.answer`` on the last chunk is the an
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -38,6 +39,7 @@ def _extras(answer: RAGAnswer, message_id: str, question: Question) -> dict[str,
             "was_grounded": answer.is_grounded,
             "confidence": answer.groundedness_score,
             "answer_kind": answer.answer_kind,
+            "evidence_reason": answer.evidence_reason,
             "intent": answer.intent,
         },
     }
@@ -76,8 +78,9 @@ async def completion_chunks(answerer: Answerer, question: Question, *, model: st
     """chat.completion.chunk events, then ``data: [DONE]``; a failure is sent as ``data: {"error": {...}}``."""
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     yield _data(_chunk(completion_id, created, model, {"role": "assistant", "content": ""}))
+    cancel = threading.Event()
     try:
-        async for item in iterate_in_thread(lambda: answerer.events(question)):
+        async for item in iterate_in_thread(lambda: answerer.events(question, cancel), on_stop=cancel.set):
             if item["type"] == "token":
                 yield _data(_chunk(completion_id, created, model, {"content": item["content"]}))
             elif item["type"] == "retry":

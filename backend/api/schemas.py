@@ -109,6 +109,10 @@ class ChatResponse(BaseModel):
     intent: str
     iterations: int
     answer_kind: str = Field(description="generated | extractive | fixed | not_found | transformed")
+    evidence_reason: Literal["unsupported", "busy"] | None = Field(
+        description="Why an extractive answer quotes the documents: the written answer was not supported, or the "
+        "model was too busy to write one; null for other kinds"
+    )
     query_complexity: str | None
     is_summarization: bool
 
@@ -118,7 +122,8 @@ class ChatResponse(BaseModel):
             message_id=message_id, answer=answer.answer, sources=[Source(**s) for s in answer.sources],
             session_id=session_id, was_grounded=answer.is_grounded, confidence=answer.groundedness_score,
             processing_time_ms=answer.processing_time_ms, intent=answer.intent, iterations=answer.iterations,
-            answer_kind=answer.answer_kind, query_complexity=answer.query_complexity,
+            answer_kind=answer.answer_kind, evidence_reason=answer.evidence_reason,
+            query_complexity=answer.query_complexity,
             is_summarization=answer.is_summarization,
         )
 

@@ -17,6 +17,11 @@ class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
 
     message_max_chars: int = Field(2000, gt=0, description="Longest question accepted (query-api-tdd §9.1)")
+    max_questions_in_flight: int = Field(
+        256, gt=0,
+        description="Questions answered at once; past it a new one gets 503 SERVER_BUSY with Retry-After. Below it "
+        "nobody is refused: questions wait for the model, and those that would wait too long get the evidence answer",
+    )
     max_files_per_upload: int = Field(10, gt=0, description="Files in one upload request")
     background_ingest_bytes: int = Field(
         2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"

@@ -1,14 +1,16 @@
 """Server-sent events: the chat stream (seed §2 "Streaming Protocol") and the thread that feeds it.
 
-The pipeline is a blocking iterator doing CPU work, so it runs on a thread of its own and hands each event to
-the event loop, which stays free for other requests. When the client goes away, sse-starlette cancels the
-response; the thread then closes the pipeline's iterator after the event it is waiting for (the next token at
-the latest), which sets the run's cancel event: the LLM stream is closed and nothing is saved.
+The pipeline is a blocking iterator doing CPU work and waiting for the model, so it runs on a thread of its own
+(never the shared pool the sync routes use) and hands each event to the event loop, which stays free for other
+requests. When the client goes away, sse-starlette cancels the response, which sets the run's cancel event at
+once: a question waiting for the model leaves the queue, a model reading the prompt stops at its next batch, one
+writing stops at its next token, and nothing is saved.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import threading
@@ -33,8 +35,11 @@ _PING_SECONDS = 15
 _ITEM, _ERROR, _END = "item", "error", "end"
 
 
-async def iterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
-    """The items of ``make()``, produced on a dedicated thread; its exceptions are re-raised here.
+async def iterate_in_thread(
+    make: Callable[[], Iterator[T]], on_stop: Callable[[], None] | None = None
+) -> AsyncIterator[T]:
+    """The items of ``make()``, produced on a dedicated thread; its exceptions are re-raised here. ``on_stop`` is
+    called when the consumer stops early, to stop a producer that is blocked waiting for its next item.
 
     The thread owns the iterator from creation to close, so code that keeps per-thread or per-context state
     between items (LangGraph does) always runs where it started.
@@ -72,6 +77,23 @@ async def iterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]
             yield value
     finally:
         stop.set()
+        if on_stop is not None:
+            on_stop()
+
+
+async def call_in_thread(function: Callable[[], T]) -> T:
+    """``function()`` on a thread of its own: an answer may wait minutes for the model, which must not tie up the
+    shared thread pool that every sync route runs on."""
+    result: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            result.set_result(function())
+        except BaseException as error:  # noqa: BLE001 - re-raised by the awaiting side
+            result.set_exception(error)
+
+    threading.Thread(target=run, name="axiom-answer", daemon=True).start()
+    return await asyncio.wrap_future(result)
 
 
 def event(kind: str, data: dict[str, Any]) -> ServerSentEvent:
@@ -91,23 +113,26 @@ def stream_response(events: AsyncIterator[ServerSentEvent]) -> EventSourceRespon
 
 
 async def chat_events(answerer: Answerer, question: Question) -> AsyncIterator[ServerSentEvent]:
-    """status / token / retry as they happen, then sources and done — or error, if the run fails."""
+    """status, sources and evidence as soon as retrieval is done, then token / retry as the model writes, then
+    done — or error, if the run fails."""
+    cancel = threading.Event()
     try:
-        async for item in iterate_in_thread(lambda: answerer.events(question)):
+        async for item in iterate_in_thread(lambda: answerer.events(question, cancel), on_stop=cancel.set):
             if item["type"] != "result":
                 yield event(item["type"], item)
                 continue
             answer = item["result"]
-            yield event("sources", {"type": "sources", "sources": answer.sources})
             yield event("done", {
                 "type": "done",
+                "answer_kind": answer.answer_kind,
+                "evidence_reason": answer.evidence_reason,
                 "is_grounded": answer.is_grounded,
+                # Citations may have been added after the tokens streamed: this is the text to keep.
+                "answer": answer.answer,
+                "sources": answer.sources,
                 "iterations": answer.iterations,
                 "query_complexity": answer.query_complexity,
                 "is_summarization": answer.is_summarization,
-                "answer_kind": answer.answer_kind,
-                # Citations may have been added after the tokens streamed: this is the text to keep.
-                "answer": answer.answer,
                 "message_id": item["message_id"],
                 "session_id": question.session_id,
             })

@@ -2,12 +2,16 @@
 
 Streams are plain iterators: closing one (``.close()``, or dropping out of a ``for`` loop and letting it be
 collected) must stop generation at the provider — the embedded model stops decoding, an HTTP provider closes its
-connection — so a user's Stop frees the CPU.
+connection — so a user's Stop frees the CPU. A caller that cannot close the stream itself while it waits for the
+next piece (the model is still reading a long prompt) passes ``cancelled``, which the provider polls.
+
+Providers do not queue: backend/llm/scheduler.py decides whose call runs, so a provider's timeouts start when the
+model starts on the call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
@@ -38,11 +42,19 @@ class LLM(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
-        """Text pieces as they are generated. Raises LLMUnavailable if the first piece does not arrive within the
-        provider's first-token timeout, or if the provider cannot be reached."""
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
+        """Text pieces as they are generated; the stream ends early once ``cancelled()`` is true. Raises
+        LLMUnavailable if the model stops making progress (the embedded model) or does not start answering in time
+        (servers), or cannot be reached."""
         ...
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
         """The whole answer (same errors as ``stream``)."""
         ...

@@ -34,6 +34,7 @@ def build_llm(settings: Settings) -> LLM:
         settings.llm_model_path or bundled_model_path(),
         n_ctx=settings.llm_n_ctx,
         n_threads=settings.llm_threads or available_cores(),
-        first_token_timeout=settings.llm_first_token_timeout,
+        stall_timeout=settings.llm_stall_timeout,
+        batch_tokens=settings.llm_batch_tokens,
         repeat_penalty=settings.llm_repeat_penalty,
     )

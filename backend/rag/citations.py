@@ -8,7 +8,7 @@ the cited sources, in order of first citation, one entry per document with its p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from backend.models import Passage
 from backend.rag.grounding import sentence_support, split_sentences
@@ -96,8 +96,17 @@ def add_missing_citations(answer: str, passages: Sequence[Passage]) -> str:
 
 def cited_sources(answer: str, passages: Sequence[Passage]) -> list[dict]:
     """One entry per cited document, in order of first citation, with every cited passage of it."""
+    return _sources(cited_numbers(answer), passages)
+
+
+def passage_sources(passages: Sequence[Passage]) -> list[dict]:
+    """Every passage as a source, numbered as the prompt and the evidence number them."""
+    return _sources(range(1, len(passages) + 1), passages)
+
+
+def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
     by_document: dict[str, dict] = {}
-    for number in cited_numbers(answer):
+    for number in numbers:
         if not 1 <= number <= len(passages):
             continue
         passage = passages[number - 1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from backend.embeddings import Embedder
-from backend.llm.base import LLM
+from backend.llm.scheduled import ScheduledLLM
 from backend.rag.grounding import GroundednessChecker
 from backend.rag.intent import IntentRouter
 from backend.retrieval.hybrid import HybridRetriever
@@ -19,6 +19,7 @@ class GenerationLimits:
     context_budget_tokens: int = 500  # tokens of numbered sources in a prompt (see Settings)
     max_retries: int = 2  # regenerations after an answer fails the groundedness check
     summary_map_calls: int = 6  # at most this many partial summaries when a chat's documents do not fit
+    queue_patience_seconds: float | None = 60.0  # longest wait for the model before the evidence answers instead
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class RAGDeps:
     retriever: HybridRetriever
     documents: DocumentStore
     memory: MemoryStore
-    llm: LLM
+    llm: ScheduledLLM
     router: IntentRouter
     checker: GroundednessChecker
     embedder: Embedder

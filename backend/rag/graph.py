@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from backend.rag.deps import RAGDeps
 from backend.rag.intent import NEEDS_PREVIOUS_ANSWER, Intent
+from backend.rag.nodes.evidence import present_evidence
 from backend.rag.nodes.generate import generate
 from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
@@ -40,8 +41,17 @@ def route_by_complexity(state: RAGState) -> Literal["rewrite_query", "retrieve",
     return "retrieve" if state["skip_rewrite"] else "rewrite_query"
 
 
-def route_after_grade(state: RAGState) -> Literal["generate", "reply_not_found"]:
+def route_after_grade(state: RAGState) -> Literal["present_evidence", "reply_not_found"]:
+    return "present_evidence" if state.get("relevant_documents") else "reply_not_found"
+
+
+def route_after_gather(state: RAGState) -> Literal["generate", "reply_not_found"]:
+    # A summary has no evidence to show first: its passages may be the model's partial summaries, not quotes.
     return "generate" if state.get("relevant_documents") else "reply_not_found"
+
+
+def route_after_generate(state: RAGState) -> Literal["check_groundedness", "answer_extractively"]:
+    return "answer_extractively" if state.get("model_busy") else "check_groundedness"
 
 
 def route_after_check(
@@ -49,7 +59,8 @@ def route_after_check(
 ) -> Literal["remember", "generate", "answer_extractively"]:
     if state["is_grounded"]:
         return "remember"
-    return "generate" if state["iteration"] <= max_retries else "answer_extractively"
+    may_retry = state["iteration"] <= max_retries and not state.get("others_waiting", False)
+    return "generate" if may_retry else "answer_extractively"
 
 
 def build_graph(deps: RAGDeps) -> CompiledStateGraph:
@@ -66,6 +77,7 @@ def build_graph(deps: RAGDeps) -> CompiledStateGraph:
     graph.add_node("gather_for_summary", node(gather_for_summary))
     graph.add_node("grade_documents", node(grade_documents))
     graph.add_node("reply_not_found", node(reply_not_found))
+    graph.add_node("present_evidence", node(present_evidence))
     graph.add_node("generate", node(generate))
     graph.add_node("check_groundedness", node(check_groundedness))
     graph.add_node("answer_extractively", node(answer_extractively))
@@ -77,8 +89,9 @@ def build_graph(deps: RAGDeps) -> CompiledStateGraph:
     graph.add_edge("rewrite_query", "retrieve")
     graph.add_edge("retrieve", "grade_documents")
     graph.add_conditional_edges("grade_documents", route_after_grade)
-    graph.add_conditional_edges("gather_for_summary", route_after_grade)
-    graph.add_edge("generate", "check_groundedness")
+    graph.add_conditional_edges("gather_for_summary", route_after_gather)
+    graph.add_edge("present_evidence", "generate")
+    graph.add_conditional_edges("generate", route_after_generate)
     graph.add_conditional_edges(
         "check_groundedness", partial(route_after_check, max_retries=deps.limits.max_retries),
         ["remember", "generate", "answer_extractively"],

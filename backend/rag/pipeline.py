@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from backend.ids import collection_name, validate_id
+from backend.llm.scheduler import TurnCancelled
 from backend.rag.deps import RAGDeps
 from backend.rag.graph import build_graph
-from backend.rag.nodes.events import run_config
+from backend.rag.nodes.events import GenerationCancelled, run_config
 from backend.rag.state import RAGState
 
 
@@ -20,6 +21,7 @@ class RAGAnswer:
     sources: list[dict]
     answer_kind: str
     answer_synthesized: bool
+    evidence_reason: str | None
     is_grounded: bool
     groundedness_score: float
     intent: str
@@ -38,6 +40,7 @@ class RAGAnswer:
             sources=state.get("sources", []),
             answer_kind=state.get("answer_kind", "generated"),
             answer_synthesized=state.get("answer_synthesized", False),
+            evidence_reason=state.get("evidence_reason"),
             is_grounded=state.get("is_grounded", True),
             groundedness_score=round(state.get("groundedness_score", 1.0), 4),
             intent=state["detected_intent"],
@@ -59,9 +62,13 @@ class RAGPipeline:
         self.deps = deps
         self._graph = build_graph(deps)
 
-    def stream(self, question: str, *, chat_id: str, session_id: str) -> Iterator[dict]:
-        """Events as they happen — {"type": "status"|"token"|"retry", ...} — then {"type": "result", "result":
-        RAGAnswer}. Closing the iterator early stops generation and saves nothing."""
+    def stream(
+        self, question: str, *, chat_id: str, session_id: str, cancel: threading.Event | None = None
+    ) -> Iterator[dict]:
+        """Events as they happen — {"type": "status"|"sources"|"evidence"|"token"|"retry", ...} — then {"type":
+        "result", "result": RAGAnswer}. Closing the iterator early, or setting ``cancel`` (which also reaches a
+        question still waiting for the model), stops the run: generation stops and nothing is saved; a cancelled
+        run ends without a result."""
         validate_id(session_id, field="session_id")
         started = time.perf_counter()
         initial: RAGState = {
@@ -73,7 +80,7 @@ class RAGPipeline:
             "max_iterations": self.deps.limits.max_retries,
             "rewrite_count": 0,
         }
-        cancel = threading.Event()
+        cancel = cancel or threading.Event()
         final: RAGState = {}
         events = self._graph.stream(initial, config=run_config(cancel), stream_mode=["custom", "values"])
         try:
@@ -82,6 +89,8 @@ class RAGPipeline:
                     yield chunk
                 else:
                     final = chunk
+        except (GenerationCancelled, TurnCancelled):
+            return
         finally:
             # Order matters: closing the graph's stream waits for the running node, which only stops once the
             # cancel event is set (no-op after a finished run).

@@ -79,3 +79,7 @@ NOT_FOUND_REPLY = (
 )
 NO_DOCUMENTS_REPLY = "This chat has no documents yet. Upload a PDF, TXT, MD or DOCX file and ask me about it."
 EXTRACTIVE_PREFIX = "I could not write an answer I can fully back up, so here is what your documents say:"
+MODEL_BUSY_REPLY = (
+    "Many questions are waiting for the model right now, so I cannot rework that answer. Ask again in a minute."
+)
+BUSY_EVIDENCE_PREFIX = "Many questions are waiting for the model right now, so here is what your documents say:"

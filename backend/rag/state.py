@@ -11,6 +11,8 @@ from backend.models import Passage
 Complexity = Literal["simple", "complex", "conversational", "summarize", "garbage"]
 # How the answer came to be; the API and UI show each differently (Axiom addition).
 AnswerKind = Literal["generated", "extractive", "fixed", "not_found", "transformed"]
+# Why an answer is the evidence: the written one was not supported, or the model was too busy to write one.
+EvidenceReason = Literal["unsupported", "busy"]
 
 
 class RAGState(TypedDict, total=False):
@@ -41,14 +43,21 @@ class RAGState(TypedDict, total=False):
     relevant_documents: list[Passage]
     collection_empty: bool
 
+    # Evidence (Axiom addition): quoted sentences shown before the model's turn, and the passages they number
+    evidence: str
+    evidence_documents: list[Passage]
+
     # Generation
+    model_busy: bool  # Axiom addition: the wait for the model exceeded its patience; the evidence is the answer
     answer: str | None
     sources: list[dict]
     answer_kind: AnswerKind  # Axiom addition
     answer_synthesized: bool  # Axiom addition: False when no LLM wrote the answer
+    evidence_reason: EvidenceReason  # Axiom addition: why an extractive answer is one
 
     # Validation
     is_grounded: bool
+    others_waiting: bool  # Axiom addition: someone was waiting for the model when the answer was checked
     groundedness_score: float
     hallucination_details: str
     fast_groundedness_score: float

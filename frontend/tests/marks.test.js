@@ -18,3 +18,9 @@ test("a fixed reply or an uncited answer claims nothing", () => {
   assert.equal(answerMark("generated", true, []), null);
   assert.equal(answerMark("transformed", true, cited), null);
 });
+
+test("quotes shown because the model was busy say so", () => {
+  assert.equal(answerMark("extractive", true, cited, "busy")[0], "extractive");
+  assert.match(answerMark("extractive", true, cited, "busy")[1], /busy/);
+  assert.match(answerMark("extractive", true, cited, "unsupported")[1], /could not be checked/);
+});

@@ -24,9 +24,9 @@ QUESTION = "What can axolotls regrow?"
 
 @pytest.fixture(scope="module")
 def impatient_server(build_app_services, tmp_path_factory):
-    """The real bundled model, allowed 10 ms to its first token: reading any prompt takes it longer, so every
-    answer runs into the provider's real first-token timeout."""
-    llm = build_llm(Settings(llm_first_token_timeout=0.01, llm_threads=1))
+    """The real bundled model, allowed 1 ms without progress: reading a batch of any prompt takes it longer, so
+    every answer runs into the provider's real stall watchdog."""
+    llm = build_llm(Settings(llm_stall_timeout=0.001, llm_threads=1))
     with serve(build_app_services(tmp_path_factory.mktemp("impatient"), llm=llm)) as running:
         with httpx.Client(base_url=running.url) as client:
             assert upload(client, "notes", NOTES).status_code == 200

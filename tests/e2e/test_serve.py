@@ -22,7 +22,7 @@ QUESTION = "What is preemptive information extraction?"
 # timeout and one thread keep it working on a machine busy with other work.
 ENVIRONMENT = {
     "AXIOM_ANSWER_MAX_TOKENS": "48", "AXIOM_CONTEXT_BUDGET_TOKENS": "500", "AXIOM_MAX_RETRIES": "0",
-    "AXIOM_LLM_FIRST_TOKEN_TIMEOUT": "600", "AXIOM_LLM_THREADS": "1",
+    "AXIOM_LLM_STALL_TIMEOUT": "600", "AXIOM_LLM_THREADS": "1",
 }
 
 

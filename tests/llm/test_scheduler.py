@@ -142,9 +142,8 @@ def test_a_call_out_of_patience_gives_up_without_holding_a_slot() -> None:
     running = Holder(scheduler, Waiter(chat_id="a"))
     assert running.started.wait(SETTLE_SECONDS)
 
-    with pytest.raises(ModelBusy):
-        with scheduler.turn(Waiter(chat_id="b", patience=0.05)):
-            pass
+    with pytest.raises(ModelBusy), scheduler.turn(Waiter(chat_id="b", patience=0.05)):
+        pass
 
     assert scheduler.waiting == 0
     running.finish()
@@ -171,9 +170,8 @@ def test_a_call_that_would_wait_longer_than_its_patience_at_the_recent_pace_give
     # One turn ahead (the running one) fits 60 s of patience; two do not.
     waiting = Holder(scheduler, Waiter(chat_id="b", patience=60.0))
     wait_until(lambda: scheduler.waiting == 1)
-    with pytest.raises(ModelBusy) as raised:
-        with scheduler.turn(Waiter(chat_id="c", patience=60.0)):
-            pass
+    with pytest.raises(ModelBusy) as raised, scheduler.turn(Waiter(chat_id="c", patience=60.0)):
+        pass
 
     assert raised.value.ahead == 1
     assert raised.value.expected_wait == 80.0
@@ -192,9 +190,8 @@ def test_a_failing_position_callback_takes_the_call_out_of_the_queue() -> None:
     def hung_up(_: int) -> None:
         raise ConnectionError("the asker went away")
 
-    with pytest.raises(ConnectionError):
-        with scheduler.turn(Waiter(chat_id="b", on_position=hung_up)):
-            pass
+    with pytest.raises(ConnectionError), scheduler.turn(Waiter(chat_id="b", on_position=hung_up)):
+        pass
 
     assert scheduler.waiting == 0
     running.finish()

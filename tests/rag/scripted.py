@@ -8,7 +8,7 @@ Tests of the real model's answers use the bundled SmolLM2 (see test_pipeline_rea
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from backend.llm.base import ChatMessage, GenerationParams
 
@@ -31,15 +31,21 @@ class ScriptedLLM:
         self.prompts.append(list(messages))
         return self._answers.pop(0) if len(self._answers) > 1 else self._answers[0]
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+    def stream(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[str]:
         answer = self._next(messages)
         try:
             for word in answer.split(" "):
+                if cancelled is not None and cancelled():
+                    return
                 time.sleep(self._seconds_per_word)
                 self.words_streamed += 1
                 yield word + " "
         finally:
             self.closed_streams += 1
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
         return self._next(messages)

@@ -1,11 +1,20 @@
 """The graph end to end on real stores and the real embedder, with a scripted LLM so each route is forced."""
 
+import threading
 import time
 
 import pytest
 
-from backend.rag.graph import route_after_check, route_after_grade, route_by_complexity, route_by_intent
-from backend.rag.prompts import FIXED_REPLIES, NO_DOCUMENTS_REPLY, NOT_FOUND_REPLY
+from backend.llm.scheduler import Waiter
+from backend.rag.graph import (
+    route_after_check,
+    route_after_gather,
+    route_after_generate,
+    route_after_grade,
+    route_by_complexity,
+    route_by_intent,
+)
+from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, FIXED_REPLIES, NO_DOCUMENTS_REPLY, NOT_FOUND_REPLY
 from tests.rag.scripted import ScriptedLLM
 
 CARE = """Axolotl care guide.
@@ -24,9 +33,9 @@ INVENTED = "Axolotls live in the Amazon river and each one eats 40 kilograms of 
 
 @pytest.fixture
 def chat(tmp_path, make_services):
-    def build(*answers, documents=True, seconds_per_word=0.0):
+    def build(*answers, documents=True, seconds_per_word=0.0, **overrides):
         llm = ScriptedLLM(*answers, seconds_per_word=seconds_per_word)
-        services = make_services(tmp_path / "data", llm=llm)
+        services = make_services(tmp_path / "data", llm=llm, **overrides)
         if documents:
             services.ingestion.ingest("pets", "care.txt", CARE.encode())
         return services, llm
@@ -56,8 +65,15 @@ def test_route_by_complexity_and_grade():
     assert route_by_complexity({"is_summarization": True, "skip_rewrite": True}) == "gather_for_summary"
     assert route_by_complexity({"is_summarization": False, "skip_rewrite": True}) == "retrieve"
     assert route_by_complexity({"is_summarization": False, "skip_rewrite": False}) == "rewrite_query"
-    assert route_after_grade({"relevant_documents": ["p"]}) == "generate"
+    assert route_after_grade({"relevant_documents": ["p"]}) == "present_evidence"
     assert route_after_grade({"relevant_documents": []}) == "reply_not_found"
+    assert route_after_gather({"relevant_documents": ["p"]}) == "generate"
+    assert route_after_gather({"relevant_documents": []}) == "reply_not_found"
+
+
+def test_route_after_generate_answers_with_the_evidence_when_the_model_was_too_busy():
+    assert route_after_generate({"answer": "x"}) == "check_groundedness"
+    assert route_after_generate({"model_busy": True}) == "answer_extractively"
 
 
 def test_route_after_check_retries_then_falls_back():
@@ -65,6 +81,11 @@ def test_route_after_check_retries_then_falls_back():
     assert route_after_check({"is_grounded": False, "iteration": 1}, max_retries=2) == "generate"
     assert route_after_check({"is_grounded": False, "iteration": 2}, max_retries=2) == "generate"
     assert route_after_check({"is_grounded": False, "iteration": 3}, max_retries=2) == "answer_extractively"
+
+
+def test_route_after_check_does_not_regenerate_while_others_wait_for_the_model():
+    waiting = {"is_grounded": False, "iteration": 1, "others_waiting": True}
+    assert route_after_check(waiting, max_retries=2) == "answer_extractively"
 
 
 # --- whole runs -------------------------------------------------------------------------------------------------
@@ -93,7 +114,13 @@ def test_a_grounded_answer_is_cited_and_remembered(chat):
     assert [s["filename"] for s in result.sources] == ["care.txt"]
     assert result.sources[0]["source_numbers"] == [1] and result.sources[0]["page"] == 1
     assert "[Source 1: care.txt (page 1)]" in llm.prompts[0][-1]["content"]
-    assert [e["stage"] for e in events if e["type"] == "status"] == ["retrieving", "checking"]
+    assert [e["stage"] for e in events if e["type"] == "status"] == ["retrieving", "generating", "checking"]
+    # Evidence first: the passages and the quotes arrive before the model writes a word.
+    kinds = [e["type"] for e in events]
+    assert kinds.index("sources") < kinds.index("evidence") < kinds.index("token")
+    evidence = next(e for e in events if e["type"] == "evidence")
+    assert "16 and 18 degrees" in evidence["text"] and "[Source 1]" in evidence["text"]
+    assert next(e for e in events if e["type"] == "sources")["sources"][0]["filename"] == "care.txt"
     history = services.memory.history("s1")
     assert [m.role for m in history] == ["user", "assistant"]
     assert history[1].metadata["sources"][0]["filename"] == "care.txt" and history[1].metadata["is_grounded"]
@@ -173,3 +200,34 @@ def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
     assert services.memory.history("s1") == []
     assert len(llm.prompts) == 1  # generation ended there: no retry, no second answer
     assert llm.words_streamed < 100  # stopped early, not after the model ran to the end of its answer
+
+
+def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_answer(chat):
+    services, llm = chat(GROUNDED, llm_queue_patience_seconds=0)
+    with services.llm.scheduler.turn(Waiter(chat_id="someone-else")):  # the model is busy with another chat
+        result, events = ask(services, "What water temperature do axolotls need?")
+
+    assert result.answer_kind == "extractive" and result.evidence_reason == "busy" and result.is_grounded
+    assert result.answer.startswith(BUSY_EVIDENCE_PREFIX) and "16 and 18 degrees" in result.answer
+    assert result.sources[0]["filename"] == "care.txt"
+    assert llm.prompts == [] and not any(e["type"] == "retry" for e in events)
+    assert services.memory.history("s1")[1].metadata["evidence_reason"] == "busy"
+
+
+def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue(chat):
+    services, llm = chat(GROUNDED)
+    cancel = threading.Event()
+    events = []
+    with services.llm.scheduler.turn(Waiter(chat_id="someone-else")):
+        for event in services.pipeline.stream(
+            "What water temperature do axolotls need?", chat_id="pets", session_id="s1", cancel=cancel
+        ):
+            events.append(event)
+            if event["type"] == "status" and event["stage"] == "queued":
+                cancel.set()  # Stop, while the question waits for the model
+
+        assert services.llm.scheduler.waiting == 0
+    queued = next(e for e in events if e["type"] == "status" and e["stage"] == "queued")
+    assert queued["position"] == 0 and "next" in queued["message"]
+    assert "result" not in [e["type"] for e in events]
+    assert llm.prompts == [] and services.memory.history("s1") == []

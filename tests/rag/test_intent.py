@@ -242,7 +242,7 @@ def test_the_bundled_llm_answers_within_the_schema(embedder):
         model_path = llamacpp.bundled_model_path()
     except LLMUnavailable as missing:
         pytest.skip(str(missing))
-    llm = llamacpp.LlamaCppLLM(model_path, n_ctx=2048, n_threads=1, first_token_timeout=60.0)
+    llm = llamacpp.LlamaCppLLM(model_path, n_ctx=2048, n_threads=1, stall_timeout=60.0)
     decision = IntentRouter(embedder, llm, threshold=0.99).classify(UNSURE)
     assert decision.layer == "llm" and decision.intent in set(Intent) - {Intent.GARBAGE}
 

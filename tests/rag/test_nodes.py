@@ -1,10 +1,14 @@
 """Each node called on its own with a state dict and its dependencies, no graph."""
 
+import threading
+
 import pytest
 
 from backend.errors import SynthesisFailed
+from backend.llm.scheduler import Waiter
 from backend.models import Chunk, Parent, Passage
 from backend.rag.citations import add_missing_citations, build_context, cited_numbers, cited_sources
+from backend.rag.nodes.evidence import present_evidence
 from backend.rag.nodes.generate import generate
 from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
@@ -13,6 +17,7 @@ from backend.rag.nodes.remember import remember
 from backend.rag.nodes.retrieve import retrieve
 from backend.rag.nodes.rewrite import clean_rewrite
 from backend.rag.nodes.route import complexity_of
+from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, EXTRACTIVE_PREFIX
 from tests.rag.scripted import ScriptedLLM
 from tests.rag.test_graph import CARE
 
@@ -97,17 +102,17 @@ def test_retrieve_then_grade(deps):
 
 def test_generate_cites_and_refuses_to_overflow_the_window(deps):
     d = deps("The bridge opened in 1932 [Source 1].")
-    update = generate({"question": "When did it open?", "relevant_documents": PASSAGES, "iteration": 0}, d)
+    update = generate({"question": "When did it open?", "relevant_documents": PASSAGES, "iteration": 0, "chat_id": "pets"}, d)
     assert update["iteration"] == 1 and update["answer_kind"] == "generated"
     assert update["sources"][0]["filename"] == "bridge.pdf"
     history = [{"role": "user", "content": "x" * 600}] * 5
     d.llm.context_window = 500  # scripted model: pretend the window is tiny
     with pytest.raises(SynthesisFailed):
-        generate({"question": "q" * 3000, "relevant_documents": PASSAGES, "history": history, "iteration": 0}, d)
+        generate({"question": "q" * 3000, "relevant_documents": PASSAGES, "history": history, "iteration": 0, "chat_id": "pets"}, d)
 
 
 def test_generate_recognises_the_models_own_decline(deps):
-    update = generate({"question": "Who?", "relevant_documents": PASSAGES, "iteration": 0},
+    update = generate({"question": "Who?", "relevant_documents": PASSAGES, "iteration": 0, "chat_id": "pets"},
                       deps("The documents do not contain this information."))
     assert update["answer_kind"] == "not_found" and update["sources"] == []
 
@@ -126,10 +131,42 @@ def test_an_answer_too_thin_to_check_is_not_grounded(deps):
     assert not update["is_grounded"] and "too short" in update["hallucination_details"]
 
 
+def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_delays_them(deps):
+    d = deps()
+    answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "relevant_documents": PASSAGES}
+    assert check_groundedness(answer, d)["others_waiting"] is False
+
+    def take_a_turn() -> None:
+        with d.llm.scheduler.turn(Waiter(chat_id="waiting")):
+            pass
+
+    waiting = threading.Thread(target=take_a_turn)
+    with d.llm.scheduler.turn(Waiter(chat_id="running")):
+        waiting.start()
+        while d.llm.scheduler.waiting == 0:
+            waiting.join(0.01)
+        assert check_groundedness(answer, d)["others_waiting"] is True
+    waiting.join()
+
+
+def test_the_evidence_is_sent_before_the_model_is_asked(deps):
+    update = present_evidence({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
+    assert "503 metres" in update["evidence"] and "[Source 2]" in update["evidence"]
+    assert update["evidence_documents"] == PASSAGES
+
+
+def test_the_evidence_answer_says_when_the_model_was_too_busy(deps):
+    state = {"question": "How long is the arch?", "relevant_documents": PASSAGES, "model_busy": True}
+    update = answer_extractively(state, deps())
+    assert update["evidence_reason"] == "busy" and update["answer"].startswith(BUSY_EVIDENCE_PREFIX)
+    assert "503 metres" in update["answer"]
+
+
 def test_the_extractive_answer_quotes_the_closest_sentences(deps):
     update = answer_extractively({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
     assert update["answer_kind"] == "extractive" and "503 metres" in update["answer"]
     assert "[Source 2]" in update["answer"] and update["sources"][0]["filename"] == "bridge.pdf"
+    assert update["evidence_reason"] == "unsupported" and update["answer"].startswith(EXTRACTIVE_PREFIX)
 
 
 def test_the_extractive_answer_quotes_a_sentence_once_even_when_passages_overlap(deps):

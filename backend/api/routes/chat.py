@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse
 
 from backend.api.deps import AnswererDep, ApiSettingsDep, ChatId
@@ -14,7 +13,7 @@ from backend.api.schemas import (
     LegacyStreamRequest,
     error_responses,
 )
-from backend.api.sse import chat_events, stream_response
+from backend.api.sse import call_in_thread, chat_events, stream_response
 from backend.errors import ValidationFailed
 
 router = APIRouter(tags=["chat"])
@@ -34,7 +33,7 @@ async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep) ->
     question = answerer.question(
         body.message, chat_id=body.chat_id or api.default_chat_id, session_id=body.session_id
     )
-    answered = await run_in_threadpool(answerer.answer, question)
+    answered = await call_in_thread(lambda: answerer.answer(question))
     return ChatResponse.of(answered.answer, session_id=question.session_id, message_id=answered.message_id)
 
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header
-from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse
 
 from backend.api.deps import AnswererDep, ApiSettingsDep
 from backend.api.openai_format import completion, completion_chunks, model_list
 from backend.api.schemas import ChatCompletionRequest, error_responses
-from backend.api.sse import stream_response
+from backend.api.sse import call_in_thread, stream_response
 from backend.errors import NotFound, ValidationFailed
 
 router = APIRouter(prefix="/v1", tags=["openai"])
@@ -49,5 +48,5 @@ async def chat_completions(
     )
     if body.stream:
         return stream_response(completion_chunks(answerer, question, model=api.model_name))
-    answered = await run_in_threadpool(answerer.answer, question)
+    answered = await call_in_thread(lambda: answerer.answer(question))
     return completion(answered, question, model=api.model_name)

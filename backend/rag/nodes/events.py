@@ -1,8 +1,10 @@
-"""What nodes stream to the caller while the graph runs (LangGraph's custom stream), and the caller's Stop.
+"""What nodes stream to the caller while the graph runs (LangGraph's custom stream), the caller's Stop, and how a
+node waits for its turn on the model.
 
 Nodes run in a worker thread, so a caller that stops reading cannot interrupt them directly: it sets the run's
-cancel event instead, and the next token a node emits raises GenerationCancelled, which closes the LLM stream
-(stopping generation) and ends the run before anything is saved.
+cancel event instead. The next event a node emits then raises GenerationCancelled, which closes the LLM stream
+(stopping generation) and ends the run before anything is saved; a node waiting in the model's queue, or a model
+still reading its prompt, polls the same event.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import threading
 
 from langgraph.config import get_config, get_stream_writer
+
+from backend.llm.scheduler import Waiter
 
 CANCEL_EVENT = "cancel_event"
 
@@ -22,24 +26,56 @@ def run_config(cancel: threading.Event) -> dict:
     return {"configurable": {CANCEL_EVENT: cancel}}
 
 
-def emit(event: dict) -> None:
-    """Sends an event ({"type": "token" | "status" | "retry", ...}) to whoever streams the graph.
-
-    A node called on its own, outside a graph run (as unit tests do), has no listener: the event is dropped.
-    """
+def _cancel_event() -> threading.Event | None:
+    """The run's cancel event; None for a node called on its own, outside a graph run (as unit tests do)."""
     try:
         config = get_config()
     except RuntimeError:
+        return None
+    return config.get("configurable", {}).get(CANCEL_EVENT)
+
+
+def emit(event: dict) -> None:
+    """Sends an event ({"type": "token" | "status" | "retry" | "sources" | "evidence", ...}) to whoever streams the
+    graph. A node called on its own has no listener: the event is dropped."""
+    cancel = _cancel_event()
+    if cancel is None:
         return
-    cancel = config.get("configurable", {}).get(CANCEL_EVENT)
-    if cancel is not None and cancel.is_set():
+    if cancel.is_set():
         raise GenerationCancelled()
     get_stream_writer()(event)
 
 
-def status(stage: str, message: str) -> None:
-    emit({"type": "status", "stage": stage, "message": message})
+def status(stage: str, message: str, **extra: object) -> None:
+    emit({"type": "status", "stage": stage, "message": message, **extra})
 
 
 def token(text: str) -> None:
     emit({"type": "token", "content": text})
+
+
+def queue_position(ahead: int) -> None:
+    if ahead == 0:
+        message = "Your question is next for the model…"
+    else:
+        message = f"{ahead} question{'s' if ahead > 1 else ''} ahead of yours for the model…"
+    status("queued", message, position=ahead)
+
+
+def _writing() -> None:
+    status("generating", "Writing the answer…")
+
+
+def model_waiter(chat_id: str, patience: float | None, *, announce: bool = True) -> Waiter:
+    """How a node waits for the model: in its chat's line, leaving at the run's Stop, giving up after ``patience``
+    seconds (None: as long as it takes) and, if ``announce``, telling the asker its place and when writing starts."""
+    cancel = _cancel_event()
+    if cancel is None:
+        return Waiter(chat_id=chat_id, patience=patience)
+    return Waiter(
+        chat_id=chat_id,
+        on_position=queue_position if announce else None,
+        on_turn=_writing if announce else None,
+        cancelled=cancel.is_set,
+        patience=patience,
+    )

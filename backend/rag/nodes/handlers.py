@@ -6,12 +6,14 @@ from __future__ import annotations
 from contextlib import closing
 
 from backend.llm.base import GenerationParams
+from backend.llm.scheduler import ModelBusy
 from backend.models import Chunk, Passage
 from backend.rag.citations import build_context
 from backend.rag.deps import RAGDeps
-from backend.rag.nodes.events import token
+from backend.rag.nodes.events import model_waiter, token
 from backend.rag.prompts import (
     FIXED_REPLIES,
+    MODEL_BUSY_REPLY,
     NO_DOCUMENTS_REPLY,
     NOT_FOUND_REPLY,
     SYSTEM_PROMPT,
@@ -75,10 +77,16 @@ def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     )
     pieces = []
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
-    with closing(deps.llm.stream(messages, GenerationParams(max_tokens=deps.limits.answer_max_tokens))) as stream:
-        for piece in stream:
-            token(piece)
-            pieces.append(piece)
+    params = GenerationParams(max_tokens=deps.limits.answer_max_tokens)
+    waiter = model_waiter(state["chat_id"], deps.limits.queue_patience_seconds)
+    try:
+        with closing(deps.llm.stream(messages, params, waiter=waiter)) as stream:
+            for piece in stream:
+                token(piece)
+                pieces.append(piece)
+    except ModelBusy:
+        # Reworking an answer needs the model; the previous answer and its sources are still on screen.
+        return _fixed(MODEL_BUSY_REPLY, "fixed", "transform:model busy")
     return {
         "answer": "".join(pieces).strip(),
         "answer_kind": "transformed",

@@ -12,6 +12,7 @@ def remember(state: RAGState, deps: RAGDeps) -> RAGState:
         "groundedness_score": state.get("groundedness_score", 1.0),
         "intent": state.get("detected_intent"),
         "answer_kind": state.get("answer_kind"),
+        "evidence_reason": state.get("evidence_reason"),
         "query_complexity": state.get("query_complexity"),
         "iterations": state.get("iteration", 0),
     })

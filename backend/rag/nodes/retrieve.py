@@ -4,9 +4,10 @@ summaries (every parent of the chat in page order, map-reduced when it does not 
 from __future__ import annotations
 
 from backend.llm.base import GenerationParams
+from backend.llm.scheduler import ModelBusy
 from backend.models import Chunk, Parent, Passage
 from backend.rag.deps import RAGDeps
-from backend.rag.nodes.events import status
+from backend.rag.nodes.events import model_waiter, status
 from backend.rag.prompts import MAP_SUMMARY_PROMPT
 from backend.rag.state import RAGState
 from backend.retrieval.fusion import reciprocal_rank_fusion
@@ -73,8 +74,15 @@ def gather_for_summary(state: RAGState, deps: RAGDeps) -> RAGState:
         text = "\n\n".join(p.text for p in group)
         while count(text) > budget:  # a single parent can exceed a small budget
             text = text[: int(len(text) * 0.8)]
-        summary = deps.llm.complete([{"role": "user", "content": MAP_SUMMARY_PROMPT.format(context=text)}],
-                                    GenerationParams(max_tokens=160))
+        waiter = model_waiter(state["chat_id"], deps.limits.queue_patience_seconds)
+        try:
+            summary = deps.llm.complete([{"role": "user", "content": MAP_SUMMARY_PROMPT.format(context=text)}],
+                                        GenerationParams(max_tokens=160), waiter=waiter)
+        except ModelBusy:
+            # The document's own opening passages of each part, instead of summaries nobody has time to write.
+            passages = [_as_passage(g[0]) for g in groups]
+            return {"collection_empty": False, "relevant_documents": passages, "retrieved_documents": passages,
+                    "processing_steps": ["summarize:model busy, first passage of each part"]}
         first = group[0]
         summaries.append(_as_passage(Parent(f"{first.parent_id}-summary", first.document_id, first.filename,
                                             first.page, summary.strip())))

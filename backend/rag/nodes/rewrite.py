@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 from backend.llm.base import GenerationParams
+from backend.llm.scheduler import ModelBusy
 from backend.rag.deps import RAGDeps
+from backend.rag.nodes.events import model_waiter
 from backend.rag.prompts import QUERY_REWRITE_PROMPT
 from backend.rag.state import RAGState
 
@@ -30,7 +32,14 @@ def rewrite_query(state: RAGState, deps: RAGDeps) -> RAGState:
     history = state.get("history", [])[-deps.windows.rewrite :]
     history_text = "\n".join(f"{m['role']}: {m['content'][:400]}" for m in history)
     prompt = QUERY_REWRITE_PROMPT.format(history=history_text or "(none)", question=state["question"])
-    raw = deps.llm.complete([{"role": "user", "content": prompt}], GenerationParams(max_tokens=48, temperature=0.0))
+    # Only when the model is free at once: the rewrite is an extra query, not worth delaying the sources for.
+    waiter = model_waiter(state["chat_id"], patience=0.0, announce=False)
+    try:
+        raw = deps.llm.complete(
+            [{"role": "user", "content": prompt}], GenerationParams(max_tokens=48, temperature=0.0), waiter=waiter
+        )
+    except ModelBusy:
+        return {"rewritten_query": None, "processing_steps": ["rewrite:skipped, model busy"]}
     rewritten = clean_rewrite(raw, state["question"], history_text)
     return {
         "rewritten_query": rewritten,

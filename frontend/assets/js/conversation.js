@@ -27,6 +27,12 @@ function citationChip(sources, number) {
   }, String(number));
 }
 
+// Text with its [Source N] citations as chips that open the passage.
+function withChips(text, sources) {
+  return splitCitations(text).map((piece) =>
+    piece.text !== undefined ? piece.text : citationChip(sources, piece.source));
+}
+
 // One assistant message, live while it streams or rebuilt from history.
 class AnswerView {
   constructor() {
@@ -34,17 +40,29 @@ class AnswerView {
     this.sources = [];
     this.statusLine = el("p", { class: "status-line", role: "status" });
     this.body = el("div", { class: "answer-text" });
+    // What the documents say, shown as soon as the search is done, while the written answer waits for the model.
+    this.evidence = el("section", { class: "evidence", "aria-label": "From your documents", hidden: true });
     this.footer = el("div", { class: "answer-footer" });
     this.node = el("article", { class: "message assistant", "aria-label": "Answer" },
-      this.statusLine, this.body, this.footer);
+      this.statusLine, this.body, this.evidence, this.footer);
   }
 
   static fromHistory(message) {
     const view = new AnswerView();
     const meta = message.metadata || {};
-    view.finish({ answer: message.content, answer_kind: meta.answer_kind, is_grounded: meta.is_grounded },
-      meta.sources || []);
+    view.finish({
+      answer: message.content, answer_kind: meta.answer_kind, is_grounded: meta.is_grounded,
+      evidence_reason: meta.evidence_reason, sources: meta.sources || [],
+    });
     return view;
+  }
+
+  showEvidence(text) {
+    this.evidence.replaceChildren(
+      el("h3", { class: "evidence-title" }, "From your documents"),
+      el("div", { class: "answer-text" }, ...withChips(text, this.sources)),
+    );
+    this.evidence.hidden = false;
   }
 
   streaming() {
@@ -71,16 +89,20 @@ class AnswerView {
   }
 
   renderText() {
-    this.body.replaceChildren(...splitCitations(this.text).map((piece) =>
-      piece.text !== undefined ? piece.text : citationChip(this.sources, piece.source)));
+    this.body.replaceChildren(...withChips(this.text, this.sources));
   }
 
-  finish(done, sources) {
+  // The final answer replaces what streamed; the evidence shown meanwhile is either in it (quotes) or in its
+  // cited sources below, as it is when the conversation is read back from history.
+  finish(done) {
+    const sources = done.sources || this.sources;
     this.sources = sources;
     this.text = done.answer;
     this.renderText();
+    this.evidence.replaceChildren();
+    this.evidence.hidden = true;
     this.end();
-    const mark = answerMark(done.answer_kind, done.is_grounded, sources);
+    const mark = answerMark(done.answer_kind, done.is_grounded, sources, done.evidence_reason);
     if (mark) {
       this.node.classList.add(mark[0]);
       this.footer.append(el("p", { class: `mark mark-${mark[0]}` }, mark[1]));
@@ -236,8 +258,9 @@ export class Conversation {
         else if (type === "token") view.token(data.content);
         else if (type === "retry") view.retry(data.reason);
         else if (type === "sources") view.sources = data.sources;
+        else if (type === "evidence") view.showEvidence(data.text);
         else if (type === "done") {
-          view.finish(data, view.sources);
+          view.finish(data);
           ended = true;
         } else if (type === "error") {
           throw new ApiError(503, data);

@@ -1,7 +1,10 @@
 // What kind of answer this is, said plainly next to it: [css name, text], or null for a plain reply (a greeting).
 
-export function answerMark(kind, isGrounded, sources) {
+export function answerMark(kind, isGrounded, sources, evidenceReason = null) {
   if (kind === "not_found") return ["not-found", "Not in your documents"];
+  if (kind === "extractive" && evidenceReason === "busy") {
+    return ["extractive", "Quoted from your documents: the model was busy with other questions"];
+  }
   if (kind === "extractive") {
     return ["extractive", "Quoted from your documents: the model's own answer could not be checked against them"];
   }

@@ -1,0 +1,49 @@
+"""The command line as a person runs it: a separate `axiom` process, its output and its exit status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+AXIOM = str(Path(sys.executable).with_name("axiom"))
+NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
+RUNS = 4
+
+
+@pytest.fixture
+def chat_with_a_document(tmp_path, make_services) -> Path:
+    data_dir = tmp_path / "data"
+    make_services(data_dir).ingestion.ingest("notes", *NOTES)
+    return data_dir
+
+
+@pytest.mark.slow
+def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_with_a_document: Path) -> None:
+    """A generation abandoned by the stall watchdog is joined before the model is freed at exit: before that, a
+    busy machine crashed `axiom ask` with a segmentation fault in a third of the runs."""
+    env = {
+        **os.environ, "AXIOM_DATA_DIR": str(chat_with_a_document), "AXIOM_LLM_STALL_TIMEOUT": "0.001",
+        "AXIOM_LLM_THREADS": "1",
+    }
+    # The crash showed on a busy machine: keep one core busy while asking.
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        statuses = [
+            subprocess.run(
+                [AXIOM, "ask", "--chat", "notes", "What can axolotls regrow?"],
+                env=env, capture_output=True, text=True, timeout=600, check=False,
+            )
+            for _ in range(RUNS)
+        ]
+    finally:
+        burner.kill()
+        burner.wait()
+
+    for run in statuses:
+        assert run.returncode >= 0, f"killed by signal {-run.returncode}: {run.stderr[-2000:]}"
+        assert run.returncode == 2, run.stderr[-2000:]
+        assert "made no progress" in run.stderr
