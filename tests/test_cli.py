@@ -27,7 +27,7 @@ def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_wi
     busy machine crashed `axiom ask` with a segmentation fault in a third of the runs."""
     env = {
         **os.environ, "AXIOM_DATA_DIR": str(chat_with_a_document), "AXIOM_LLM_STALL_TIMEOUT": "0.001",
-        "AXIOM_LLM_THREADS": "1",
+        "AXIOM_LLM_BATCH_TOKENS": "512", "AXIOM_LLM_THREADS": "1",
     }
     # The crash showed on a busy machine: keep one core busy while asking.
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])

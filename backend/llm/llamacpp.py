@@ -138,13 +138,20 @@ class LlamaCppLLM:
                 target=self._generate, args=(messages, params, generation), name=WORKER_THREAD_NAME, daemon=True
             )
             worker.start()
+            stalled = False
             try:
                 while (piece := self._next_piece(generation, cancelled)) is not None:
                     yield piece
+            except LLMUnavailable:
+                stalled = True
+                raise
             finally:
                 generation.stop.set()
                 # The worker checks the flag between batches and tokens, so this waits for one of them at most.
                 worker.join()
+                if stalled:
+                    # What a stuck run left in the context is not trusted as a prompt cache for the next one.
+                    self._model.reset()
 
     def complete(
         self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None

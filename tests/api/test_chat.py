@@ -50,7 +50,7 @@ def test_chat_answers_from_the_chats_paper_with_sources(client):
     assert history[1]["id"] == body["message_id"]
 
 
-def test_the_stream_sends_status_then_tokens_then_sources_then_done(client):
+def test_the_stream_sends_sources_and_evidence_first_then_tokens_then_done(client):
     with connect_sse(client, "POST", "/chat/paper/stream", json={"message": QUESTION}) as source:
         headers = source.response.headers
         events = [(sse.event, sse.json()) for sse in source.iter_sse()]
@@ -58,17 +58,24 @@ def test_the_stream_sends_status_then_tokens_then_sources_then_done(client):
     assert headers["cache-control"] == "no-cache" and headers["x-accel-buffering"] == "no"
 
     names = [name for name, _ in events]
-    assert names[0] == "status" and names[-2:] == ["sources", "done"]
-    assert "token" in names and set(names) <= {"status", "token", "retry", "sources", "done"}
-    assert names.index("token") < names.index("sources")
+    assert names[0] == "status" and names[-1] == "done"
+    assert "token" in names and set(names) <= {"status", "sources", "evidence", "token", "retry", "done"}
+    # Evidence first: the passages found and the best quotes come before the model writes anything.
+    assert names.index("sources") < names.index("evidence") < names.index("token")
     assert all(data["type"] == name for name, data in events)
 
-    sources, done = events[-2][1], events[-1][1]
+    sources, evidence, done = (next(data for name, data in events if name == kind)
+                               for kind in ("sources", "evidence", "done"))
     assert_sources_from_the_paper(sources["sources"])
+    assert "[Source " in evidence["text"] and "“" in evidence["text"]
     assert set(done) == {
         "type", "is_grounded", "iterations", "query_complexity", "is_summarization", "answer_kind", "answer",
-        "message_id", "session_id",
+        "evidence_reason", "sources", "message_id", "session_id",
     }
+    # done alone is enough for a client: the final text, its kind and the sources it cites.
+    assert done["answer_kind"] in {"generated", "extractive"}
+    if done["sources"]:
+        assert_sources_from_the_paper(done["sources"])
     assert done["answer"].strip() and done["iterations"] >= 1 and done["is_summarization"] is False
     # The history keeps the final answer (with any citations added after streaming), under the done message id.
     (_, stored) = client.get(f"/chat/history/{done['session_id']}").json()["messages"]
@@ -77,8 +84,8 @@ def test_the_stream_sends_status_then_tokens_then_sources_then_done(client):
 
 def test_the_legacy_stream_takes_the_collection_name(client):
     events = stream_events(client, "/chat/stream", {"message": "hi", "collection_name": "chat_paper"})
-    assert [name for name, _ in events][-2:] == ["sources", "done"]
-    assert events[-1][1]["answer_kind"] == "fixed" and events[-1][1]["answer"]
+    assert [name for name, _ in events] == ["token", "done"]  # a greeting: no search, so no sources
+    assert events[-1][1]["answer_kind"] == "fixed" and events[-1][1]["answer"] and events[-1][1]["sources"] == []
     response = client.post("/chat/stream", json={"message": "hi", "collection_name": "paper"})
     assert_error(response, 400, "VALIDATION_ERROR", field="collection_name")
     response = client.post("/chat/stream", json={"message": "hi", "collection_name": "chat_../x"})

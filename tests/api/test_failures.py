@@ -24,9 +24,9 @@ QUESTION = "What can axolotls regrow?"
 
 @pytest.fixture(scope="module")
 def impatient_server(build_app_services, tmp_path_factory):
-    """The real bundled model, allowed 1 ms without progress: reading a batch of any prompt takes it longer, so
-    every answer runs into the provider's real stall watchdog."""
-    llm = build_llm(Settings(llm_stall_timeout=0.001, llm_threads=1))
+    """The real bundled model, allowed 1 ms without progress while it reads prompts in batches of 512 tokens: any
+    batch takes it longer, so every answer runs into the provider's real stall watchdog."""
+    llm = build_llm(Settings(llm_stall_timeout=0.001, llm_batch_tokens=512, llm_threads=1))
     with serve(build_app_services(tmp_path_factory.mktemp("impatient"), llm=llm)) as running:
         with httpx.Client(base_url=running.url) as client:
             assert upload(client, "notes", NOTES).status_code == 200
@@ -87,8 +87,8 @@ class SlowLongLLM(ScriptedLLM):
         super().__init__(" ".join(["regrowth"] * self.WORDS) + " [Source 1]")
         self.pieces = 0
 
-    def stream(self, messages, params):
-        with closing(super().stream(messages, params)) as words:
+    def stream(self, messages, params, cancelled=None):
+        with closing(super().stream(messages, params, cancelled)) as words:
             for word in words:
                 time.sleep(self.PAUSE)
                 self.pieces += 1

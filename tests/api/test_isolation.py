@@ -26,13 +26,13 @@ class RecordingLLM:
     def count_tokens(self, text: str) -> int:
         return self._llm.count_tokens(text)
 
-    def stream(self, messages, params):
+    def stream(self, messages, params, cancelled=None):
         self.prompts.append("\n".join(m["content"] for m in messages))
-        return self._llm.stream(messages, params)
+        return self._llm.stream(messages, params, cancelled)
 
-    def complete(self, messages, params):
+    def complete(self, messages, params, cancelled=None):
         self.prompts.append("\n".join(m["content"] for m in messages))
-        return self._llm.complete(messages, params)
+        return self._llm.complete(messages, params, cancelled)
 
 
 @pytest.fixture(scope="module")

@@ -210,7 +210,7 @@ def test_stop_ends_the_answer_and_nothing_of_it_is_kept(page: Page, tmp_path, bu
 def test_a_model_that_does_not_answer_shows_the_error_and_a_retry(page: Page, tmp_path, build_app_services, pdfs,
                                                                screenshot_dir):
     # A real bundled model allowed no time without progress: every question meets the 503 path.
-    impatient = build_llm(Settings(llm_stall_timeout=0.001, llm_threads=1))
+    impatient = build_llm(Settings(llm_stall_timeout=0.001, llm_batch_tokens=512, llm_threads=1))
     with serve(build_app_services(tmp_path / "data", llm=impatient)) as server:
         chat_id = open_new_chat(page, server.url)
         with httpx.Client(base_url=server.url, timeout=120) as client:

@@ -52,10 +52,10 @@ class FixedAnswerLLM:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
-    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams) -> Iterator[str]:
+    def stream(self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled=None) -> Iterator[str]:
         yield self.complete(messages, params)
 
-    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams) -> str:
+    def complete(self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled=None) -> str:
         self.calls.append((messages, params))
         return self.answer
 
