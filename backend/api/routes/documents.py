@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from backend.api.deps import ApiSettingsDep, ChatId, DocId, JobsDep, ServicesDep, UploadsDep
+from backend.api.deps import ApiSettingsDep, ChatId, ChatsDep, DocId, JobsDep, ServicesDep, UploadsDep
 from backend.api.multipart import receive_files
 from backend.api.schemas import (
     DocumentDeleted,
@@ -80,12 +80,14 @@ async def upload_documents(
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
 
-@router.get(_UPLOAD_PATH, response_model=DocumentList, responses=error_responses(400))
-def list_documents(chat_id: ChatId, services: ServicesDep, jobs: JobsDep) -> DocumentList:
+@router.get(_UPLOAD_PATH, response_model=DocumentList, responses=error_responses(400, 404))
+def list_documents(chat_id: ChatId, chats: ChatsDep) -> DocumentList:
+    """404 for a chat that does not exist: nothing was ever uploaded or asked in it, or it was deleted."""
+    contents = chats.contents(chat_id)
     return DocumentList(
         chat_id=chat_id,
-        documents=[DocumentOut.of(record) for record in services.documents.list(chat_id)],
-        jobs=[DocumentState.of_job(job) for job in jobs.unfinished(chat_id)],
+        documents=[DocumentOut.of(record) for record in contents.documents],
+        jobs=[DocumentState.of_job(job) for job in contents.jobs],
     )
 
 
