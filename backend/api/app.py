@@ -16,8 +16,9 @@ from starlette.types import Scope
 
 from backend.api.answers import Answerer
 from backend.api.chats import Chats
-from backend.api.errors import install_error_handlers
+from backend.api.errors import drop_fastapi_validation_responses, install_error_handlers
 from backend.api.routes import chat, chats, documents, health, history, openai
+from backend.api.schemas import MESSAGE_MAX_CHARS
 from backend.api.settings import ApiSettings
 from backend.api.uploads import DocumentUploads
 from backend.config import Settings
@@ -45,7 +46,7 @@ def create_app(
         app.state.jobs = jobs
         app.state.answerer = Answerer(
             built.pipeline, built.memory, built.llm.scheduler,
-            max_chars=api_settings.message_max_chars, max_in_flight=api_settings.max_questions_in_flight,
+            max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, background_bytes=api_settings.background_ingest_bytes
@@ -65,11 +66,31 @@ def create_app(
         "`{error, message, details}`.",
         lifespan=lifespan,
     )
-    install_error_handlers(app)
-    for module in (health, chat, history, documents, chats, openai):
-        app.include_router(module.router)
+    routers = [module.router for module in (health, chat, history, documents, chats, openai)]
+    install_error_handlers(app, routers)
+    for router in routers:
+        app.include_router(router)
     _serve_web_ui(app, api_settings.frontend_dir)
+    _document_the_contract(app, api_settings)
     return app
+
+
+def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
+    """The OpenAPI document with what FastAPI cannot know: the contract's 400 for invalid input, and the upload
+    limits, which are settings (read when the document is first asked for, once the services are built)."""
+    generate = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = drop_fastapi_validation_responses(generate())
+            documents.declare_upload_limits(
+                schema, max_files=api_settings.max_files_per_upload,
+                max_file_bytes=app.state.services.settings.max_upload_bytes,
+            )
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _RevalidatedFiles(StaticFiles):

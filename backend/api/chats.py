@@ -1,8 +1,10 @@
 """The list of chats the web UI shows, and renaming or deleting a chat as a whole.
 
-A chat needs no record to exist: uploading to it is enough (ADR-007). So the list holds the named chats and also
-every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a chat's
-conversation in the history session of the same id, so deleting a chat clears that session too.
+A chat needs no record to exist: uploading or asking in it is enough (ADR-007). So the list holds the named chats
+and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
+chat's conversation in the history session of the same id, so deleting a chat clears that session too. A chat
+exists while it has any of these — a name, documents, files being indexed, a conversation — and once deleted it
+has none, so its routes answer 404 until something is uploaded or asked in it again.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from backend.errors import Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
 from backend.stores.chats import ChatRecord, ChatStore
-from backend.stores.documents import ChatDocuments, DocumentStore
+from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
 
 DEFAULT_TITLE = "New chat"
@@ -27,6 +29,12 @@ class Chat:
     document_count: int
     created_at: float
     updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChatContents:
+    documents: list[DocumentRecord]  # ready, oldest first
+    jobs: list[Job]  # background jobs still queued or indexing
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +78,16 @@ class Chats:
     def create(self, title: str | None) -> Chat:
         return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), 0)
 
+    def contents(self, chat_id: str) -> ChatContents:
+        """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
+        contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
+        if not (contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.exists(chat_id)):
+            raise _not_found(chat_id)
+        return contents
+
     def rename(self, chat_id: str, title: str) -> Chat:
         title = _valid_title(title)
-        documents = self._documents.list(chat_id)
-        if not documents and self._store.get(chat_id) is None:
-            raise _not_found(chat_id)
+        documents = self.contents(chat_id).documents
         # A chat named for the first time began with its first document, not now.
         began = documents[0].created_at if documents else None
         return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
@@ -82,18 +95,17 @@ class Chats:
     def delete(self, chat_id: str) -> DeletedChat:
         """Its documents, its conversation and its record. Refused while a background job is indexing into it:
         the job would add its document after the chat was deleted."""
-        record = self._store.get(chat_id)
-        unfinished = self._jobs.unfinished(chat_id)
-        if unfinished:
+        contents = self.contents(chat_id)
+        if contents.jobs:
+            record = self._store.get(chat_id)
             title = record.title if record else chat_id
             raise Conflict(
-                f"“{title}” is still indexing {_file_names(unfinished)}; delete it when indexing has finished.",
-                chat_id=chat_id, jobs=[job.job_id for job in unfinished],
+                f"“{title}” is still indexing {_file_names(contents.jobs)}; delete it when indexing has finished.",
+                chat_id=chat_id, jobs=[job.job_id for job in contents.jobs],
             )
-        documents = self._documents.list(chat_id)
-        if record is None and not documents and not self._memory.exists(chat_id):
-            raise _not_found(chat_id)
-        documents_deleted = sum(self._delete_document(chat_id, document.document_id) for document in documents)
+        documents_deleted = sum(
+            self._delete_document(chat_id, document.document_id) for document in contents.documents
+        )
         messages_deleted = self._memory.clear(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)

@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from typing_extensions import TypedDict
 
-from backend.api.chats import Chat, DeletedChat
+from backend.api.chats import MAX_TITLE_CHARS, Chat, DeletedChat
 from backend.errors import AxiomError
+from backend.ids import COLLECTION_PREFIX, ID_MAX_LENGTH, ID_PATTERN, ID_RULE
 from backend.ingest.jobs import Job, JobState
 from backend.ingest.service import IngestedDocument
 from backend.rag.pipeline import RAGAnswer
 from backend.stores.documents import READY, DocumentRecord
 from backend.stores.memory import StoredMessage
+
+# A chat, document or session id as every route and body declares it (the rule of backend/ids.py).
+Id = Annotated[
+    str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=ID_MAX_LENGTH), Field(description=ID_RULE)
+]
+
+# The longest question, in characters. A constant, not a setting: the OpenAPI document states it to generated
+# clients, and that document is the same for every deployment.
+MESSAGE_MAX_CHARS = 2000
+# Whitespace as the services strip it (str.strip(), str.isspace()), spelled out: \s means a different set in
+# Python, in pydantic's regex engine and in the ECMA-262 dialect of JSON Schema that clients and schemathesis use,
+# so a pattern with \s would let through text that the service, once it has stripped it, finds blank.
+_SPACE = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if c.isspace())
+# At least one character that is not whitespace (a JSON Schema pattern matches anywhere in the string).
+NON_BLANK = f"[^{_SPACE}]"
+# A title once trimmed: a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between them.
+TITLE_PATTERN = f"^[{_SPACE}]*{NON_BLANK}(?:[\\s\\S]{{0,{MAX_TITLE_CHARS - 2}}}{NON_BLANK})?[{_SPACE}]*$"
+# The legacy stream's collection name: the prefix and a chat id.
+COLLECTION_PATTERN = f"^{COLLECTION_PREFIX}{ID_PATTERN.removeprefix('^')}"
 
 
 class ErrorBody(BaseModel):
@@ -25,9 +46,16 @@ class ErrorBody(BaseModel):
         return cls(**error.to_body())
 
 
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "With SERVER_BUSY: seconds to wait before asking again", "schema": {"type": "integer"}
+    }
+}
+
+
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error statuses a route can answer with."""
-    return {status: {"model": ErrorBody} for status in statuses}
+    return {status: {"model": ErrorBody, **({"headers": _RETRY_AFTER} if status == 503 else {})} for status in statuses}
 
 
 # --- health -------------------------------------------------------------------------------------------------
@@ -61,20 +89,35 @@ class Health(BaseModel):
     retrieval: RetrievalInfo
 
 
+# The rule each declared pattern spells, for the 400's message: pydantic quotes the regex itself.
+PATTERN_RULES = {
+    ID_PATTERN: f"should be {ID_RULE}",
+    NON_BLANK: "should not be blank",
+    TITLE_PATTERN: f"should be 1-{MAX_TITLE_CHARS} characters once trimmed",
+    COLLECTION_PATTERN: f"should be '{COLLECTION_PREFIX}' followed by a chat id ({ID_RULE})",
+}
+
 # --- chat ---------------------------------------------------------------------------------------------------
 
 
 class ChatStreamRequest(BaseModel):
-    message: str = Field(description="The question; non-blank, at most 2000 characters")
-    session_id: str | None = Field(None, description="Conversation id; a new one is made when absent")
+    message: str = Field(
+        min_length=1, max_length=MESSAGE_MAX_CHARS, pattern=NON_BLANK,
+        description=f"The question; non-blank, at most {MESSAGE_MAX_CHARS} characters",
+    )
+    session_id: Id | None = Field(None, description="Conversation id; a new one is made when absent")
 
 
 class ChatRequest(ChatStreamRequest):
-    chat_id: str | None = Field(None, description='Whose documents are searched; absent: the chat "default"')
+    chat_id: Id | None = Field(None, description='Whose documents are searched; absent: the chat "default"')
 
 
 class LegacyStreamRequest(ChatStreamRequest):
-    collection_name: str = Field(description='The chat\'s collection, "chat_{chat_id}"', examples=["chat_demo"])
+    collection_name: str = Field(
+        pattern=COLLECTION_PATTERN,
+        max_length=len(COLLECTION_PREFIX) + ID_MAX_LENGTH,
+        description=f'The chat\'s collection, "{COLLECTION_PREFIX}{{chat_id}}"', examples=["chat_demo"],
+    )
 
 
 class SourcePassage(BaseModel):
@@ -272,12 +315,17 @@ class ChatList(BaseModel):
     chats: list[ChatOut] = Field(description="Most recently updated first")
 
 
+Title = Annotated[
+    str, Field(pattern=TITLE_PATTERN, description=f"1-{MAX_TITLE_CHARS} characters after trimming")
+]
+
+
 class NewChat(BaseModel):
-    title: str | None = Field(None, description='1-100 characters after trimming; absent: "New chat"')
+    title: Title | None = Field(None, description='Absent: "New chat"')
 
 
 class ChatRename(BaseModel):
-    title: str = Field(description="1-100 characters after trimming")
+    title: Title
 
 
 class ChatDeleted(BaseModel):
@@ -315,6 +363,15 @@ class CompletionMessage(BaseModel):
         return self.content or ""
 
 
+class CompletionMetadata(TypedDict, total=False):
+    """OpenAI's free-form metadata (string values); the two keys Axiom reads are ids."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    chat_id: Id
+    session_id: Id
+
+
 class ChatCompletionRequest(BaseModel):
     """The fields Axiom reads; the other OpenAI parameters (temperature, max_tokens, …) are accepted and ignored:
     the pipeline decides how it generates."""
@@ -322,8 +379,14 @@ class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     model: str
-    messages: list[CompletionMessage] = Field(min_length=1)
+    messages: list[CompletionMessage] = Field(
+        min_length=1,
+        # Checked by the route (the question is the last user message); stated here for clients.
+        json_schema_extra={"contains": {"type": "object", "properties": {"role": {"const": "user"}},
+                                        "required": ["role"]}},
+        description="At least one user message: the last one is the question",
+    )
     stream: bool = False
-    metadata: dict[str, str] | None = Field(
+    metadata: CompletionMetadata | None = Field(
         None, description="chat_id (unless the X-Axiom-Chat-Id header is set) and optionally session_id"
     )

@@ -16,7 +16,6 @@ _REPOSITORY_FRONTEND = Path(backend.__file__).resolve().parent.parent / "fronten
 class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
 
-    message_max_chars: int = Field(2000, gt=0, description="Longest question accepted (query-api-tdd §9.1)")
     max_questions_in_flight: int = Field(
         256, gt=0,
         description="Questions answered at once; past it a new one gets 503 SERVER_BUSY with Retry-After. Below it "

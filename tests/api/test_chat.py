@@ -146,6 +146,23 @@ def test_unknown_routes_and_methods_answer_in_the_contract(client):
     assert_error(client.get("/chat/"), 405, "METHOD_NOT_ALLOWED")
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [("PUT", "/health", ["GET"]),
+     ("OPTIONS", "/chats", ["GET", "POST"]),
+     ("PUT", "/chats/some-chat", ["DELETE", "PATCH"]),
+     ("OPTIONS", "/chat/some-chat/documents", ["GET", "POST"]),
+     ("PATCH", "/chat/some-chat/documents/some-doc", ["DELETE", "GET"]),
+     ("POST", "/chat/history/some-session", ["DELETE", "GET"]),
+     ("DELETE", "/assets/app.js", ["GET", "HEAD"])],
+)
+def test_a_wrong_method_is_405_with_every_method_of_its_path_in_allow(client, method, path, allowed):
+    """OPTIONS included: there is no CORS to serve (the web UI comes from the same origin)."""
+    body = assert_error(client.request(method, path), 405, "METHOD_NOT_ALLOWED", allowed=allowed)
+    assert client.request(method, path).headers["allow"] == ", ".join(allowed)
+    assert body["message"] == f"{method} is not allowed on {path}; allowed: {', '.join(allowed)}."
+
+
 def test_health_and_the_openapi_document(client):
     health = client.get("/health").json()
     assert health["status"] == "ok" and health["documents"] == 1 and health["chunks"] > 20

@@ -124,7 +124,8 @@ def test_deleting_a_chat_removes_its_documents_and_history_and_nothing_of_anothe
     assert deleted.status_code == 200
     assert deleted.json() == {"id": chat_id, "deleted": True, "documents_deleted": 2, "messages_deleted": 2}
 
-    assert document_names(client, chat_id) == [] and history(client, chat_id) == []
+    assert_error(client.get(f"/chat/{chat_id}/documents"), 404, "NOT_FOUND", chat_id=chat_id)
+    assert history(client, chat_id) == []
     assert server.services.vectors.document_ids(chat_id) == set()
     assert server.services.keywords.document_ids(chat_id) == set()
     assert chat_id not in listed_by_id(client)
@@ -135,6 +136,33 @@ def test_deleting_a_chat_removes_its_documents_and_history_and_nothing_of_anothe
         "keywords": server.services.keywords.document_ids("bystander"),
     } == bystander
     assert listed_by_id(client)["bystander"]["document_count"] == 2
+
+
+def test_a_deleted_chat_is_gone_from_every_route_until_it_is_used_again(client):
+    chat_id = create(client, title="Short-lived")["id"]
+    assert upload(client, chat_id, NOTES).status_code == 200
+    (document,) = client.get(f"/chat/{chat_id}/documents").json()["documents"]
+    greet(client, chat_id)
+    assert client.delete(f"/chats/{chat_id}").status_code == 200
+
+    assert_error(client.get(f"/chat/{chat_id}/documents"), 404, "NOT_FOUND", chat_id=chat_id)
+    assert_error(client.get(f"/chat/{chat_id}/documents/{document['id']}"), 404, "NOT_FOUND")
+    assert_error(client.get(f"/chat/history/{chat_id}"), 404, "NOT_FOUND", session_id=chat_id)
+    assert_error(client.patch(f"/chats/{chat_id}", json={"title": "Back"}), 404, "NOT_FOUND", chat_id=chat_id)
+    assert_error(client.delete(f"/chats/{chat_id}"), 404, "NOT_FOUND", chat_id=chat_id)
+
+    # A chat needs no creation: uploading to the same id again is a new chat under it.
+    assert upload(client, chat_id, OTHER_NOTES).status_code == 200
+    assert document_names(client, chat_id) == [OTHER_NOTES[0]]
+    assert listed_by_id(client)[chat_id]["title"] == chat_id
+
+
+def test_a_chat_exists_once_something_is_uploaded_or_asked_in_it(client):
+    assert_error(client.get("/chat/never-used/documents"), 404, "NOT_FOUND", chat_id="never-used")
+    greet(client, "asked-only")
+    assert client.get("/chat/asked-only/documents").json() == {"chat_id": "asked-only", "documents": [], "jobs": []}
+    named = create(client, title="Empty")["id"]
+    assert client.get(f"/chat/{named}/documents").json()["documents"] == []
 
 
 def test_a_chat_with_only_a_conversation_can_be_deleted(client):
@@ -169,7 +197,7 @@ def test_a_chat_cannot_be_deleted_while_a_background_job_indexes_into_it(client,
     deleted = client.delete(f"/chats/{chat_id}")
     assert deleted.status_code == 200
     assert deleted.json() == {"id": chat_id, "deleted": True, "documents_deleted": 2, "messages_deleted": 1}
-    assert document_names(client, chat_id) == []
+    assert_error(client.get(f"/chat/{chat_id}/documents"), 404, "NOT_FOUND", chat_id=chat_id)
 
 
 @pytest.mark.parametrize("title", ["", "   ", "x" * 101, " " + "y" * 101 + " "])

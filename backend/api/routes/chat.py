@@ -24,7 +24,7 @@ _STREAM_DOC = {
         "description": "Server-sent events: status, token…, retry, sources, done — or error",
         "content": {"text/event-stream": {}},
     },
-    **error_responses(400),
+    **error_responses(400, 503),
 }
 
 

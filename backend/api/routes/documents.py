@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from backend.api.deps import ApiSettingsDep, ChatId, DocId, JobsDep, ServicesDep, UploadsDep
+from backend.api.deps import ApiSettingsDep, ChatId, ChatsDep, DocId, JobsDep, ServicesDep, UploadsDep
 from backend.api.multipart import receive_files
 from backend.api.schemas import (
     DocumentDeleted,
@@ -20,7 +22,9 @@ from backend.errors import NotFound
 
 router = APIRouter(tags=["documents"])
 
-# The body is parsed by receive_files (as it streams), so FastAPI cannot derive its schema for /docs.
+_UPLOAD_PATH = "/chat/{chat_id}/documents"
+# The body is parsed by receive_files (as it streams), so FastAPI cannot derive its schema for /docs. Its limits
+# are settings: declare_upload_limits adds them to the document.
 _MULTIPART_BODY = {
     "requestBody": {
         "required": True,
@@ -37,12 +41,23 @@ _MULTIPART_BODY = {
 }
 
 
+def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_bytes: int) -> None:
+    form = openapi["paths"][_UPLOAD_PATH]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    files = form["properties"]["files"]
+    files.update(minItems=1, maxItems=max_files)
+    files["items"]["maxLength"] = max_file_bytes
+    files["description"] = (
+        f"1 to {max_files} PDF, TXT, MD or DOCX files of at most {max_file_bytes} bytes each (413 when larger); "
+        "the type is judged by content (415 when unsupported, 422 when unreadable)"
+    )
+
+
 def _not_found(doc_id: str) -> NotFound:
     return NotFound(f"Document {doc_id} was not found in this chat.", doc_id=doc_id)
 
 
 @router.post(
-    "/chat/{chat_id}/documents",
+    _UPLOAD_PATH,
     response_model=UploadResponse,
     responses={202: {"model": UploadResponse, "description": "Some files are indexing in the background"},
                **error_responses(400, 413, 415, 422)},
@@ -65,12 +80,14 @@ async def upload_documents(
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
 
-@router.get("/chat/{chat_id}/documents", response_model=DocumentList, responses=error_responses(400))
-def list_documents(chat_id: ChatId, services: ServicesDep, jobs: JobsDep) -> DocumentList:
+@router.get(_UPLOAD_PATH, response_model=DocumentList, responses=error_responses(400, 404))
+def list_documents(chat_id: ChatId, chats: ChatsDep) -> DocumentList:
+    """404 for a chat that does not exist: nothing was ever uploaded or asked in it, or it was deleted."""
+    contents = chats.contents(chat_id)
     return DocumentList(
         chat_id=chat_id,
-        documents=[DocumentOut.of(record) for record in services.documents.list(chat_id)],
-        jobs=[DocumentState.of_job(job) for job in jobs.unfinished(chat_id)],
+        documents=[DocumentOut.of(record) for record in contents.documents],
+        jobs=[DocumentState.of_job(job) for job in contents.jobs],
     )
 
 

@@ -15,7 +15,7 @@ from sse_starlette import EventSourceResponse
 
 from backend.api.deps import AnswererDep, ApiSettingsDep
 from backend.api.openai_format import completion, completion_chunks, model_list
-from backend.api.schemas import ChatCompletionRequest, error_responses
+from backend.api.schemas import ChatCompletionRequest, Id, error_responses
 from backend.api.sse import call_in_thread, stream_response
 from backend.errors import NotFound, ValidationFailed
 
@@ -32,8 +32,8 @@ async def chat_completions(
     body: ChatCompletionRequest,
     answerer: AnswererDep,
     api: ApiSettingsDep,
-    x_axiom_chat_id: Annotated[str | None, Header()] = None,
-    x_axiom_session_id: Annotated[str | None, Header()] = None,
+    x_axiom_chat_id: Annotated[Id | None, Header()] = None,
+    x_axiom_session_id: Annotated[Id | None, Header()] = None,
 ) -> dict | EventSourceResponse:
     if body.model != api.model_name:
         raise NotFound(f"Model '{body.model}' does not exist; use '{api.model_name}'.", model=body.model)
