@@ -81,19 +81,25 @@ def wait_for_answer(page: Page):
 
 
 def record_answer_texts(page: Page) -> None:
-    """From now on, every distinct text the streaming answer shows is kept in window.answerTexts, and every
-    status line in window.statusTexts."""
+    """From now on, every distinct text the streaming answer shows is kept in window.answerTexts, every status
+    line in window.statusTexts and every evidence shown in window.evidenceTexts; window.textBeforeEvidence is set if
+    answer text showed while no evidence had been."""
     page.evaluate(
         """() => {
             window.answerTexts = [];
             window.statusTexts = [];
+            window.evidenceTexts = [];
+            window.textBeforeEvidence = false;
             const keep = (list, node) => {
                 const text = node ? node.textContent : '';
                 if (text && text !== list.at(-1)) list.push(text);
             };
             new MutationObserver(() => {
-                keep(window.answerTexts, document.querySelector('.message.assistant.streaming .answer-text'));
-                keep(window.statusTexts, document.querySelector('.message.assistant.streaming .status-line'));
+                const streaming = '.message.assistant.streaming';
+                keep(window.evidenceTexts, document.querySelector(`${streaming} .evidence:not([hidden]) .evidence-text`));
+                keep(window.answerTexts, document.querySelector(`${streaming} .answer-text`));
+                keep(window.statusTexts, document.querySelector(`${streaming} .status-line`));
+                if (window.answerTexts.length && !window.evidenceTexts.length) window.textBeforeEvidence = true;
             }).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
         }"""
     )

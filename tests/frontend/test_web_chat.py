@@ -59,6 +59,10 @@ def test_upload_ask_follow_citations_and_find_the_conversation_after_a_reload(pa
     answer = wait_for_answer(page)
     assert len(page.evaluate("window.answerTexts")) >= 3, "the answer did not arrive piece by piece"
     assert "Searching your documents…" in page.evaluate("window.statusTexts")
+    # Evidence first: the quoted passages showed before any of the written answer, with their citations.
+    evidence = page.evaluate("window.evidenceTexts")
+    assert evidence and "“" in evidence[0] and not page.evaluate("window.textBeforeEvidence")
+    expect(answer.locator(".evidence")).to_be_hidden()  # the finished answer (or its sources) replaces it
     expect(page.get_by_role("button", name="Send question")).to_be_visible()
     page.screenshot(path=screenshot_dir / "answer-with-citations.png")
     answer_text = answer.locator(".answer-text").inner_text()

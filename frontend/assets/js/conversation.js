@@ -60,7 +60,7 @@ class AnswerView {
   showEvidence(text) {
     this.evidence.replaceChildren(
       el("h3", { class: "evidence-title" }, "From your documents"),
-      el("div", { class: "answer-text" }, ...withChips(text, this.sources)),
+      el("div", { class: "evidence-text" }, ...withChips(text, this.sources)),
     );
     this.evidence.hidden = false;
   }
