@@ -89,6 +89,8 @@ class Stream:
     first_token_s: float | None = None
     done_s: float | None = None
     error: str | None = None  # the `error` event's code
+    error_s: float | None = None
+    error_message: str | None = None
     failure: str | None = None  # what ended the stream otherwise: HTTP status, timeout, transport, no `done`
     answer_kind: str | None = None
     evidence_reason: str | None = None
@@ -117,7 +119,8 @@ class Stream:
             self.answer_kind = data.get("answer_kind")
             self.evidence_reason = data.get("evidence_reason")
         elif kind == "error":
-            self.error = data.get("error", "unnamed")
+            self.error, self.error_s = data.get("error", "unnamed"), at
+            self.error_message = data.get("message")
 
 
 @dataclass
@@ -364,8 +367,8 @@ def _seconds(values: list[float | None], streams: int) -> str:
     return text if len(known) == streams else f"{text} (of {len(known)})"
 
 
-def _counts(values: list[str]) -> str:
-    return ", ".join(f"{value} {n}" for value, n in Counter(values).most_common()) or "0"
+def _counts(values: list[str], none: str) -> str:
+    return ", ".join(f"{value} {n}" for value, n in Counter(values).most_common()) or none
 
 
 def _queue(streams: list[Stream]) -> str:
@@ -383,22 +386,25 @@ def table(levels: list[Level]) -> str:
         "level", "streams", "done w/o error", "errors", "answer kinds", "sources p50/p95 s",
         "evidence p50/p95 s", "first token p50/p95 s", "done p50/p95 s", "queued", "peak RSS MiB",
     ]
-    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    rows = [columns, ["---"] * len(columns)]
     for level in levels:
         s = level.streams
-        errors = [x.error for x in s if x.error] + [x.failure for x in s if x.failure]
         kinds = [
-            f"{x.answer_kind or '?'}" + (f" ({x.evidence_reason})" if x.evidence_reason else "")
+            (x.answer_kind or "?") + (f" ({x.evidence_reason})" if x.evidence_reason else "")
             for x in s if x.done_s is not None
         ]
-        rss = f"{level.peak_rss_mib:.0f}" if level.peak_rss_mib is not None else "—"
-        rows.append(
-            f"| {level.name} | {len(s)} | {sum(x.ok for x in s)} | {_counts(errors)} | {_counts(kinds)} "
-            f"| {_seconds([x.sources_s for x in s], len(s))} | {_seconds([x.evidence_s for x in s], len(s))} "
-            f"| {_seconds([x.first_token_s for x in s], len(s))} "
-            f"| {_seconds([x.done_s if x.ok else None for x in s], len(s))} | {_queue(s)} | {rss} |"
-        )
-    return "\n".join(rows)
+        rows.append([
+            level.name, str(len(s)), str(sum(x.ok for x in s)),
+            _counts([x.error for x in s if x.error] + [x.failure for x in s if x.failure], "0"),
+            _counts(kinds, "—"),
+            _seconds([x.sources_s for x in s], len(s)),
+            _seconds([x.evidence_s for x in s], len(s)),
+            _seconds([x.first_token_s for x in s], len(s)),
+            _seconds([x.done_s if x.ok else None for x in s], len(s)),
+            _queue(s),
+            f"{level.peak_rss_mib:.0f}" if level.peak_rss_mib is not None else "—",
+        ])
+    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
 
 
 def _commit() -> str:
