@@ -190,8 +190,9 @@ def axiom_serve(data_dir: Path, env: dict[str, str], startup_timeout: float) -> 
     axiom = Path(sys.executable).with_name("axiom")
     command = [str(axiom), "serve", "--host", "127.0.0.1", "--port", str(port)]
     log_path = data_dir / "serve.log"
-    # Run from the data directory, so no .env of the repository is read: the settings are only the ones given.
+    # Run from the data directory, so no .env of the repository is read: only the environment and --env apply.
     with log_path.open("ab") as log:
+        logged_before = log.tell()  # a kept data directory's log holds earlier runs too
         process = subprocess.Popen(
             command, cwd=data_dir, env={**os.environ, **env, "AXIOM_DATA_DIR": str(data_dir)},
             stdout=log, stderr=subprocess.STDOUT,
@@ -202,7 +203,7 @@ def axiom_serve(data_dir: Path, env: dict[str, str], startup_timeout: float) -> 
         yield url, process.pid
     finally:
         _stop(process)
-        tracebacks = log_path.read_text(errors="replace").count("Traceback")
+        tracebacks = log_path.read_bytes()[logged_before:].count(b"Traceback")
         print(f"server log {log_path}: {tracebacks} tracebacks", file=sys.stderr)
 
 
