@@ -478,6 +478,10 @@ def main() -> None:
     with ExitStack() as stack:
         if args.url:
             url, pid = args.url.rstrip("/"), args.pid
+            try:
+                httpx.get(f"{url}/health", timeout=30).raise_for_status()
+            except httpx.HTTPError as error:
+                sys.exit(f"no healthy Axiom at {url}: {error}")
         else:
             if args.keep_data:
                 args.keep_data.mkdir(parents=True, exist_ok=True)
