@@ -11,8 +11,8 @@ def present_evidence(state: RAGState, deps: RAGDeps) -> RAGState:
     """Sends the passages found and the sentences that best answer the question straight away, before the model's
     turn comes: the asker reads what their documents say while the written answer waits for the model."""
     passages = state["relevant_documents"]
-    quotes = quote_evidence(state["question"], passages, deps.embedder)
     emit({"type": "sources", "sources": passage_sources(passages)})
+    quotes = quote_evidence(state["question"], passages, deps.embedder)
     emit({"type": "evidence", "text": quotes})
     return {
         "evidence": quotes,
