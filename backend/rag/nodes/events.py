@@ -10,10 +10,14 @@ still reading its prompt, polls the same event.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from contextlib import closing
 
 from langgraph.config import get_config, get_stream_writer
 
-from backend.llm.scheduler import Waiter
+from backend.llm.base import ChatMessage, GenerationParams
+from backend.llm.scheduled import ScheduledLLM
+from backend.llm.scheduler import ModelBusy, Waiter
 
 CANCEL_EVENT = "cancel_event"
 
@@ -79,3 +83,20 @@ def model_waiter(chat_id: str, patience: float | None, *, announce: bool = True)
         cancelled=cancel.is_set,
         patience=patience,
     )
+
+
+def write_with_model(
+    llm: ScheduledLLM, chat_id: str, messages: Sequence[ChatMessage], params: GenerationParams, patience: float | None
+) -> str | None:
+    """The model's answer, each piece streamed to the asker as a token once the model's turn comes; None when the
+    wait would exceed ``patience`` (nothing was streamed then)."""
+    pieces = []
+    try:
+        # closing(): a Stop raised by token() must close the LLM stream, which stops generation at the provider.
+        with closing(llm.stream(messages, params, waiter=model_waiter(chat_id, patience))) as stream:
+            for piece in stream:
+                token(piece)
+                pieces.append(piece)
+    except ModelBusy:
+        return None
+    return "".join(pieces)

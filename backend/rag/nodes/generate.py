@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from contextlib import closing
 
 from backend.errors import SynthesisFailed
 from backend.llm.base import ChatMessage, GenerationParams
-from backend.llm.scheduler import ModelBusy
 from backend.rag.answer_text import ECHO_STOPS, tidy
 from backend.rag.citations import add_missing_citations, build_context, cited_sources
 from backend.rag.deps import RAGDeps
-from backend.rag.nodes.events import emit, model_waiter, token
+from backend.rag.nodes.events import emit, write_with_model
 from backend.rag.prompts import GENERATION_PROMPT, GENERATION_WITH_RETRY_PROMPT, SYSTEM_PROMPT
 from backend.rag.state import RAGState
 
@@ -61,19 +59,12 @@ def generate(state: RAGState, deps: RAGDeps) -> RAGState:
         [{"role": "system", "content": SYSTEM_PROMPT}, *_history(state, deps), {"role": "user", "content": prompt}],
         deps,
     )
-    pieces = []
-    # closing(): a Stop raised by token() must close the LLM stream, which stops generation at the provider.
     params = GenerationParams(max_tokens=deps.limits.answer_max_tokens, stop=ECHO_STOPS)
-    waiter = model_waiter(state["chat_id"], deps.limits.queue_patience_seconds)
-    try:
-        with closing(deps.llm.stream(messages, params, waiter=waiter)) as stream:
-            for piece in stream:
-                token(piece)
-                pieces.append(piece)
-    except ModelBusy:
+    written = write_with_model(deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds)
+    if written is None:
         # Nothing was streamed (the wait ends before the model starts): the evidence becomes the answer.
         return {"model_busy": True, "processing_steps": [f"generate:model busy (attempt {iteration + 1})"]}
-    raw = tidy("".join(pieces))
+    raw = tidy(written)
     declined = bool(_DECLINES.search(raw)) or not raw
     answer = raw if declined else add_missing_citations(raw, used)
     return {

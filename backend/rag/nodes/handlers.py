@@ -3,14 +3,11 @@ that rework the previous answer (followup / simplify / deepen) from that answer'
 
 from __future__ import annotations
 
-from contextlib import closing
-
 from backend.llm.base import GenerationParams
-from backend.llm.scheduler import ModelBusy
 from backend.models import Chunk, Passage
 from backend.rag.citations import build_context
 from backend.rag.deps import RAGDeps
-from backend.rag.nodes.events import model_waiter, token
+from backend.rag.nodes.events import token, write_with_model
 from backend.rag.prompts import (
     FIXED_REPLIES,
     MODEL_BUSY_REPLY,
@@ -75,20 +72,14 @@ def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
         answer=answer.content,
         context=context or "(no sources)",
     )
-    pieces = []
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     params = GenerationParams(max_tokens=deps.limits.answer_max_tokens)
-    waiter = model_waiter(state["chat_id"], deps.limits.queue_patience_seconds)
-    try:
-        with closing(deps.llm.stream(messages, params, waiter=waiter)) as stream:
-            for piece in stream:
-                token(piece)
-                pieces.append(piece)
-    except ModelBusy:
+    written = write_with_model(deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds)
+    if written is None:
         # Reworking an answer needs the model; the previous answer and its sources are still on screen.
         return _fixed(MODEL_BUSY_REPLY, "fixed", "transform:model busy")
     return {
-        "answer": "".join(pieces).strip(),
+        "answer": written.strip(),
         "answer_kind": "transformed",
         "answer_synthesized": True,
         "sources": sources,  # the original sources are kept (seed §4)
