@@ -7,24 +7,24 @@ SYSTEM_PROMPT = (
     "If the documents do not contain the answer, say so plainly."
 )
 
-GENERATION_PROMPT = """Answer the question using ONLY the sources below.
+# The retry prompt repeats the first prompt up to the end of the sources, so a regeneration reuses the model's
+# cache of that prefix (llama.cpp keeps the longest common prefix) and reads only the feedback and the question.
+_GENERATION_HEAD = """Answer the question using ONLY the sources below.
 After every sentence, cite the source it comes from as [Source N]. Do not use outside knowledge.
 If the sources do not contain the answer, reply exactly: "The documents do not contain this information."
 
 Sources:
 {context}
 
-Question: {question}
+"""
+
+GENERATION_PROMPT = _GENERATION_HEAD + """Question: {question}
 Answer:"""
 
-GENERATION_WITH_RETRY_PROMPT = """Your previous answer contained claims the sources do not support:
+GENERATION_WITH_RETRY_PROMPT = _GENERATION_HEAD + """Your previous answer contained claims the sources do not support:
 {feedback}
-
-Answer again using ONLY facts stated in the sources below, copying their wording where you can.
-After every sentence, cite the source it comes from as [Source N]. Leave out anything the sources do not say.
-
-Sources:
-{context}
+Answer again using ONLY facts stated in the sources above, copying their wording where you can. Leave out anything
+the sources do not say.
 
 Question: {question}
 Answer:"""
