@@ -158,7 +158,7 @@ def run_at_once(n: int, request) -> tuple[list[dict], float]:
 # --- variants a and b: llama-cpp-python in a worker process -------------------------------------------------------
 
 
-def worker(variant: str, model: Path, prompts: list[dict]) -> dict:
+def worker(variant: str, model: Path, prompts: list[dict], ignore_eos: bool) -> dict:
     from llama_cpp import Llama
 
     def load(threads: int) -> Llama:
@@ -170,6 +170,8 @@ def worker(variant: str, model: Path, prompts: list[dict]) -> dict:
     free: queue.SimpleQueue = queue.SimpleQueue()
     for llm in models:
         free.put(llm)
+    end_of_turn = {models[0].token_eos(), *models[0].tokenize(b"<|im_end|>", add_bos=False, special=True)}
+    logit_bias = {token: -1e9 for token in end_of_turn} if ignore_eos else None
 
     def request(i: int, t0: float) -> dict:
         llm = free.get()  # variant a: one model, so this is the lock
@@ -177,7 +179,7 @@ def worker(variant: str, model: Path, prompts: list[dict]) -> dict:
             first, generated = None, 0
             for chunk in llm.create_chat_completion(
                 messages=prompts[i]["messages"], max_tokens=MAX_TOKENS, temperature=TEMPERATURE,
-                repeat_penalty=REPEAT_PENALTY, stream=True,
+                repeat_penalty=REPEAT_PENALTY, logit_bias=logit_bias, stream=True,
             ):
                 if chunk["choices"][0]["delta"].get("content"):
                     first = first or time.perf_counter()
@@ -195,9 +197,9 @@ def worker(variant: str, model: Path, prompts: list[dict]) -> dict:
             "peak_rss_kb": proc_status_kb("self", "VmHWM")}
 
 
-def run_worker(variant: str, model: Path, prompts: list[dict]) -> dict:
+def run_worker(variant: str, model: Path, prompts: list[dict], ignore_eos: bool) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
-        json.dump(prompts, file)
+        json.dump({"prompts": prompts, "ignore_eos": ignore_eos}, file)
     try:
         out = subprocess.run(
             [sys.executable, __file__, "--worker", variant, "--model", str(model), "--prompts-file", file.name],
@@ -264,13 +266,17 @@ def start_server(variant: str, model: Path, slots: int, server_bin: str | None, 
     raise RuntimeError(f"{command[0]} did not come up; see {log.name}")
 
 
-def run_server_round(variant: str, model: Path, prompts: list[dict], server_bin: str | None, log) -> dict:
+def run_server_round(
+    variant: str, model: Path, prompts: list[dict], server_bin: str | None, log, ignore_eos: bool
+) -> dict:
     server, port = start_server(variant, model, len(prompts), server_bin, log)
     try:
         params = {"max_tokens": MAX_TOKENS, "temperature": TEMPERATURE, "repeat_penalty": REPEAT_PENALTY,
                   "stream": True}
         if variant == "c":
             params["stream_options"] = {"include_usage": True}
+        if ignore_eos:
+            params["ignore_eos"] = True
         for _ in range(min(len(prompts), 2)):  # warm-up, as the workers do
             post_stream(port, {**params, "max_tokens": 2, "messages": [{"role": "user", "content": "Hi"}]}, 0.0)
         cpu_before = proc_cpu_seconds(server.pid)
@@ -360,12 +366,12 @@ def summarise(rounds: list[dict]) -> dict:
 
 def print_tables(summary: dict[tuple[int, str], dict], prefill: list[dict]) -> None:
     print("\n| concurrency | variant | requests | gen tok/s | prompt tok/s | TTFT p50 / p95 s | done p50 / p95 s "
-          "| CPU s / request | CPU use | peak RSS MB | load 1-min |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| tokens / answer | CPU s / request | CPU use | peak RSS MB | load 1-min |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (level, variant), s in sorted(summary.items()):
         print(f"| {level} | {VARIANT_NAMES[variant]} | {s['requests']} | {s['gen_tps']:.1f} | {s['prompt_tps']:.0f} "
               f"| {s['ttft50']:.1f} / {s['ttft95']:.1f} | {s['done50']:.1f} / {s['done95']:.1f} "
-              f"| {s['cpu_per_request']:.1f} | {s['cpu_util']:.2f} | {s['rss_mb']:.0f} | {s['load']} |")
+              f"| {s['gen_mean']:.0f} | {s['cpu_per_request']:.1f} | {s['cpu_util']:.2f} | {s['rss_mb']:.0f} | {s['load']} |")
     if prefill:
         print(f"\nPrefill of a {prefill[0]['prompt_tokens']}-token prompt with Llama.eval (median of the reps):\n")
         print("| threads | n_batch | prompt tok/s (min–max) | ms per batch | vs n_batch 512 | load 1-min |")
@@ -386,13 +392,17 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--prefill-reps", type=int, default=3)
     parser.add_argument("--no-prefill", action="store_true")
+    parser.add_argument(
+        "--ignore-eos", action="store_true", help="every answer runs to max_tokens (equal work for every variant)"
+    )
     parser.add_argument("--json-out", type=Path, default=None, help="also write every round's raw timings here")
     parser.add_argument("--worker", choices=("a", "b"), help=argparse.SUPPRESS)
     parser.add_argument("--prompts-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     model = args.model or default_model()
     if args.worker:
-        print(json.dumps(worker(args.worker, model, json.loads(args.prompts_file.read_text()))))
+        job = json.loads(args.prompts_file.read_text())
+        print(json.dumps(worker(args.worker, model, job["prompts"], job["ignore_eos"])))
         return
 
     levels = [int(x) for x in args.levels.split(",")]
@@ -405,7 +415,7 @@ def main() -> None:
     pool = build_prompts(model, sum(math.ceil(args.min_requests / level) * level for level in levels))
     print(f"model {model.name}; prompts {statistics.mean(p['prompt_tokens'] for p in pool):.0f} tokens on average "
           f"({min(p['prompt_tokens'] for p in pool)}–{max(p['prompt_tokens'] for p in pool)}); "
-          f"max_tokens {MAX_TOKENS}, temperature {TEMPERATURE}, repeat penalty {REPEAT_PENALTY}; "
+          f"max_tokens {MAX_TOKENS}{' (EOS ignored)' if args.ignore_eos else ''}, temperature {TEMPERATURE}, repeat penalty {REPEAT_PENALTY}; "
           f"{os.cpu_count()} CPUs; server {server_bin}", flush=True)
 
     rounds: dict[tuple[int, str], list[dict]] = {}
@@ -420,9 +430,9 @@ def main() -> None:
                     load_before = load_average()
                     messages = [{"messages": p["messages"], "prompt_tokens": p["prompt_tokens"]} for p in batch]
                     if variant in ("a", "b"):
-                        result = run_worker(variant, model, messages)
+                        result = run_worker(variant, model, messages, args.ignore_eos)
                     else:
-                        result = run_server_round(variant, model, messages, server_bin, log)
+                        result = run_server_round(variant, model, messages, server_bin, log, args.ignore_eos)
                     result["load"] = [load_before, load_average()]
                     rounds.setdefault((level, variant), []).append(result)
                     raw.append({"level": level, "rep": rep, "variant": variant, **result})
