@@ -14,8 +14,10 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "AXIOM_"
-# Generations a model server runs at once unless told otherwise (AXIOM_LLM_CONCURRENCY).
+# Generations run at once unless told otherwise (AXIOM_LLM_CONCURRENCY): a model server's default, and the embedded
+# model's instances (two 1-thread instances beat one 2-thread instance on 2 cores: bench/llm_concurrency.py).
 SERVER_LLM_SLOTS = 4
+EMBEDDED_LLM_SLOTS = 2
 
 
 class Settings(BaseSettings):
@@ -74,7 +76,10 @@ class Settings(BaseSettings):
     llm_provider: Literal["llamacpp", "ollama", "openai"] = "llamacpp"
     llm_model_path: Path | None = Field(None, description="GGUF file; unset: bundled SmolLM2-135M-Instruct")
     llm_n_ctx: int = Field(8192, description="Context window in tokens (embedded model or OpenAI server)")
-    llm_threads: int | None = Field(None, description="Decoding threads; unset uses every available core")
+    llm_threads: int | None = Field(
+        None, ge=1,
+        description="Embedded model: threads per instance; unset shares the available cores between the instances",
+    )
     llm_first_token_timeout: float = Field(
         10.0, gt=0,
         description="Ollama / OpenAI-compatible servers: seconds allowed for the first piece (and between pieces) once "
@@ -91,8 +96,8 @@ class Settings(BaseSettings):
     )
     llm_concurrency: int | None = Field(
         None, ge=1,
-        description="Generations run at once by the provider; others wait in a queue fair between chats. Unset: 1 "
-        "for the embedded model, 4 for a server",
+        description="Generations run at once by the provider (the embedded model loads one instance each); others "
+        "wait in a queue fair between chats. Unset: 2 for the embedded model, 4 for a server",
     )
     llm_queue_patience_seconds: float = Field(
         60.0, ge=0,
@@ -132,7 +137,7 @@ class Settings(BaseSettings):
     def llm_slots(self) -> int:
         if self.llm_concurrency is not None:
             return self.llm_concurrency
-        return 1 if self.llm_provider == "llamacpp" else SERVER_LLM_SLOTS
+        return EMBEDDED_LLM_SLOTS if self.llm_provider == "llamacpp" else SERVER_LLM_SLOTS
 
     @property
     def llm_decides_quality(self) -> bool:

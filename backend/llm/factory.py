@@ -30,10 +30,12 @@ def build_llm(settings: Settings) -> LLM:
         )
     from backend.llm.llamacpp import LlamaCppLLM, available_cores, bundled_model_path
 
+    instances = settings.llm_slots
     return LlamaCppLLM(
         settings.llm_model_path or bundled_model_path(),
         n_ctx=settings.llm_n_ctx,
-        n_threads=settings.llm_threads or available_cores(),
+        n_threads=settings.llm_threads or max(1, available_cores() // instances),
+        instances=instances,
         stall_timeout=settings.llm_stall_timeout,
         batch_tokens=settings.llm_batch_tokens,
         repeat_penalty=settings.llm_repeat_penalty,

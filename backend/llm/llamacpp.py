@@ -1,8 +1,11 @@
 """The embedded model: a GGUF run in-process by llama-cpp-python (by default the bundled SmolLM2-135M-Instruct).
 
-A llama context decodes one sequence at a time and is not thread-safe: one generation runs at a time (the scheduler
-in front sees to that; a lock here keeps the model safe when it is used without one). The generation runs on a
-worker thread feeding a queue, so the caller can watch it:
+A llama context decodes one sequence at a time and is not thread-safe, so the provider holds ``instances`` copies
+of the model, each generating one answer at a time; a call takes an idle one (the scheduler in front never lets more
+calls in than there are instances). On 2 cores, two 1-thread instances answered 4 and 8 concurrent questions
+faster than one 2-thread instance (done p50 18 s against 30 s at 8) and as fast alone, for ~320 MB more
+(bench/llm_concurrency.py, docs/benchmarks.md). The generation runs on a worker thread feeding a queue, so the
+caller can watch it:
 
 - **Progress, not the clock.** The prompt is read in batches of ``batch_tokens``; every batch read and every token
   written is progress. The caller gives up (LLMUnavailable) only when no progress came for ``stall_timeout``
@@ -106,25 +109,30 @@ class LlamaCppLLM:
         stall_timeout: float,
         batch_tokens: int = 64,
         repeat_penalty: float = 1.0,
+        instances: int = 1,
     ) -> None:
-        self._model = _WatchedLlama(
-            model_path=str(model_path),
-            n_ctx=n_ctx,
-            n_batch=batch_tokens,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            verbose=False,
-        )
+        self._models = [
+            _WatchedLlama(
+                model_path=str(model_path),
+                n_ctx=n_ctx,
+                n_batch=batch_tokens,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                verbose=False,
+            )
+            for _ in range(instances)
+        ]
+        self._idle: queue.SimpleQueue[_WatchedLlama] = queue.SimpleQueue()
+        for model in self._models:
+            self._idle.put(model)
         self.name = f"llamacpp:{model_path.name}"
-        self.context_window = self._model.n_ctx()
+        self.context_window = self._models[0].n_ctx()
         self._stall_timeout = stall_timeout
         self._repeat_penalty = repeat_penalty
-        self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
-        # Tokenizing reads only the vocabulary, never the decoding context, so it needs no lock and does not wait
-        # for a running generation.
-        return len(self._model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        # Tokenizing reads only the vocabulary, never a decoding context, so any instance can do it at any time.
+        return len(self._models[0].tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def stream(
         self,
@@ -132,10 +140,12 @@ class LlamaCppLLM:
         params: GenerationParams,
         cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[str]:
-        with self._lock:
+        model = self._idle.get()
+        try:
             generation = _Generation()
             worker = threading.Thread(
-                target=self._generate, args=(messages, params, generation), name=WORKER_THREAD_NAME, daemon=True
+                target=self._generate, args=(model, messages, params, generation), name=WORKER_THREAD_NAME,
+                daemon=True,
             )
             worker.start()
             stalled = False
@@ -151,7 +161,9 @@ class LlamaCppLLM:
                 worker.join()
                 if stalled:
                     # What a stuck run left in the context is not trusted as a prompt cache for the next one.
-                    self._model.reset()
+                    model.reset()
+        finally:
+            self._idle.put(model)
 
     def complete(
         self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
@@ -159,9 +171,9 @@ class LlamaCppLLM:
         return "".join(self.stream(messages, params, cancelled))
 
     def close(self) -> None:
-        """Frees the model once no generation runs (streams join their worker before they release the lock)."""
-        with self._lock:
-            self._model.close()
+        """Frees every instance once it is idle (streams join their worker before they hand an instance back)."""
+        for _ in self._models:
+            self._idle.get().close()
 
     def _next_piece(self, generation: _Generation, cancelled: Callable[[], bool] | None) -> str | None:
         """The next piece, or None at the end of the answer or when the caller cancelled."""
@@ -181,12 +193,12 @@ class LlamaCppLLM:
             return None if isinstance(item, _EndOfAnswer) else item
 
     def _generate(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, generation: _Generation
+        self, model: _WatchedLlama, messages: Sequence[ChatMessage], params: GenerationParams, generation: _Generation
     ) -> None:
-        """Runs on the worker thread while the caller holds the lock."""
-        self._model.generation = generation
+        """Runs on the worker thread while the caller holds ``model``."""
+        model.generation = generation
         try:
-            chunks = self._model.create_chat_completion(
+            chunks = model.create_chat_completion(
                 messages=list(messages),
                 stream=True,
                 max_tokens=params.max_tokens,
@@ -210,7 +222,7 @@ class LlamaCppLLM:
         except Exception as error:  # noqa: BLE001 - handed to the caller's thread, which raises it
             generation.pieces.put(error)
         finally:
-            self._model.generation = None
+            model.generation = None
 
     @staticmethod
     def _response_format(params: GenerationParams) -> dict[str, Any] | None:

@@ -1,26 +1,24 @@
 """Many people asking at once, over real HTTP: nobody gets an error for being second in line.
 
 The concurrency test uses the real bundled model with short answers; the tests that need the model to stay busy
-for as long as they look at the queue hold its one slot themselves (the server runs in this process), or use a
+for as long as they look at the queue hold its slots themselves (the server runs in this process), or use a
 scripted model that writes slowly.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
 from backend.api.settings import ApiSettings
-from backend.llm.scheduler import LLMScheduler, Waiter
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload, wait_for
 from tests.rag.scripted import ScriptedLLM
+from tests.support.model_queue import model_busy
 
 NOTES = (
     "axolotl.txt",
@@ -38,13 +36,6 @@ PEOPLE = 10
 # Each person asks in a chat of their own. (Within one chat, a later question can be overtaken by another chat's
 # first one — that is the fairness between chats, tested in tests/llm/test_scheduler.py — so its place may grow.)
 CHATS = tuple(f"person-{n}" for n in range(PEOPLE))
-
-
-@contextmanager
-def model_held(scheduler: LLMScheduler) -> Iterator[None]:
-    """Someone else's answer occupies the model's one slot for as long as the block runs."""
-    with scheduler.turn(Waiter(chat_id="someone-else")):
-        yield
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +71,7 @@ def test_ten_people_asking_at_once_all_get_an_answer_and_see_their_place(server)
         assert positions == sorted(positions, reverse=True), positions  # only ever moving up
         done = events[-1][1]
         assert done["answer_kind"] in {"generated", "extractive"} and done["answer"] and done["sources"]
-    # With one slot and ten questions, someone had to wait and was told so.
+    # With two slots and ten questions, someone had to wait and was told so.
     assert any(data["stage"] == "queued" for events in streams for name, data in events if name == "status")
 
 
@@ -88,7 +79,7 @@ def test_a_question_waiting_too_long_gets_the_evidence_answer_not_an_error(build
     services = build_app_services(tmp_path / "data", llm_queue_patience_seconds=0)
     with serve(services) as running, httpx.Client(base_url=running.url, timeout=300) as client:
         assert upload(client, "pond", NOTES).status_code == 200
-        with model_held(running.services.llm.scheduler):
+        with model_busy(running.services.llm.scheduler):
             events = stream_events(client, "/chat/pond/stream", {"message": QUESTIONS[0], "session_id": "s"})
             answer = client.post("/chat/", json={"message": QUESTIONS[1], "chat_id": "pond"})
 
@@ -101,7 +92,7 @@ def test_a_question_waiting_too_long_gets_the_evidence_answer_not_an_error(build
 
 def test_stop_while_waiting_frees_the_place_and_saves_nothing(server):
     scheduler = server.services.llm.scheduler
-    with model_held(scheduler), httpx.Client(base_url=server.url, timeout=300) as client:
+    with model_busy(scheduler), httpx.Client(base_url=server.url, timeout=300) as client:
         body = {"message": QUESTIONS[0], "session_id": "stopped-in-line"}
         with connect_sse(client, "POST", "/chat/person-0/stream", json=body) as source:
             for sse in source.iter_sse():
@@ -135,7 +126,7 @@ def test_a_truly_full_server_says_when_to_come_back(build_app_services, tmp_path
         scheduler = running.services.llm.scheduler
         with httpx.Client(base_url=running.url, timeout=300) as client, ThreadPoolExecutor(1) as pool:
             assert upload(client, "pond", NOTES).status_code == 200
-            with model_held(scheduler):
+            with model_busy(scheduler):
                 first = pool.submit(ask, running.url, "pond", QUESTIONS[0], "first")
                 wait_for(lambda: scheduler.waiting == 1, "the first question to wait for the model")
                 refused = client.post("/chat/pond/stream", json={"message": QUESTIONS[1]})

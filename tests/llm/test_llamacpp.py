@@ -40,7 +40,7 @@ def new_llm(stall_timeout: float, batch_tokens: int = 64) -> LlamaCppLLM:
 def tokens_in_context(llm: LlamaCppLLM) -> int:
     """How many tokens the model has evaluated for the last generation, prompt and answer (read from inside the
     provider: how far decoding went is not part of the LLM interface)."""
-    return llm._model.n_tokens
+    return llm._models[0].n_tokens
 
 
 def wait_for_workers_to_end() -> None:
@@ -78,6 +78,17 @@ def test_closing_the_stream_stops_generation_and_frees_the_model(llm: LlamaCppLL
     assert tokens_in_context(llm) < STOPPED_GENERATION_TOKEN_BOUND
     assert WORKER_THREAD_NAME not in {thread.name for thread in threading.enumerate()}
     assert llm.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+
+def test_two_instances_write_two_answers_at_once() -> None:
+    pair = LlamaCppLLM(bundled_model_path(), n_ctx=N_CTX, n_threads=TEST_THREADS, stall_timeout=STALL_TIMEOUT_S,
+                       instances=2)
+    first, second = pair.stream(NUMBERS_PROMPT, ENDLESS_ARRAY), pair.stream(NUMBERS_PROMPT, ENDLESS_ARRAY)
+
+    assert next(first) == "[" and next(second) == "["  # the second did not wait for the first to end
+    first.close()
+    second.close()
+    pair.close()
 
 
 def test_a_second_caller_waits_for_the_running_generation_instead_of_failing(llm: LlamaCppLLM) -> None:

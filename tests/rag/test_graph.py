@@ -5,7 +5,6 @@ import time
 
 import pytest
 
-from backend.llm.scheduler import Waiter
 from backend.rag.graph import (
     route_after_check,
     route_after_gather,
@@ -16,6 +15,7 @@ from backend.rag.graph import (
 )
 from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, FIXED_REPLIES, NO_DOCUMENTS_REPLY, NOT_FOUND_REPLY
 from tests.rag.scripted import ScriptedLLM
+from tests.support.model_queue import model_busy
 
 CARE = """Axolotl care guide.
 
@@ -204,7 +204,7 @@ def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
 
 def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_answer(chat):
     services, llm = chat(GROUNDED, llm_queue_patience_seconds=0)
-    with services.llm.scheduler.turn(Waiter(chat_id="someone-else")):  # the model is busy with another chat
+    with model_busy(services.llm.scheduler):  # the model is busy with other chats
         result, events = ask(services, "What water temperature do axolotls need?")
 
     assert result.answer_kind == "extractive" and result.evidence_reason == "busy" and result.is_grounded
@@ -218,7 +218,7 @@ def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue
     services, llm = chat(GROUNDED)
     cancel = threading.Event()
     events = []
-    with services.llm.scheduler.turn(Waiter(chat_id="someone-else")):
+    with model_busy(services.llm.scheduler):
         for event in services.pipeline.stream(
             "What water temperature do axolotls need?", chat_id="pets", session_id="s1", cancel=cancel
         ):

@@ -20,6 +20,7 @@ from backend.rag.nodes.route import complexity_of
 from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, EXTRACTIVE_PREFIX
 from tests.rag.scripted import ScriptedLLM
 from tests.rag.test_graph import CARE
+from tests.support.model_queue import model_busy
 
 
 def passage(n: int, text: str, filename: str = "a.pdf", page: int = 1, document: str = "d1") -> Passage:
@@ -141,7 +142,7 @@ def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_del
             pass
 
     waiting = threading.Thread(target=take_a_turn)
-    with d.llm.scheduler.turn(Waiter(chat_id="running")):
+    with model_busy(d.llm.scheduler):
         waiting.start()
         while d.llm.scheduler.waiting == 0:
             waiting.join(0.01)
