@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 import openai
 import pytest
@@ -92,3 +94,19 @@ def test_a_question_given_as_content_parts_is_read(client):
         model="axiom", messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
     )
     assert completion.model_extra["axiom"]["answer_kind"] == "fixed"
+
+
+def test_several_clients_at_once_all_get_their_answer(client):
+    def ask_streaming(n: int) -> tuple[str, dict]:
+        chunks = list(client.chat.completions.create(
+            model="axiom", messages=[{"role": "user", "content": QUESTION}], stream=True,
+            metadata={"chat_id": "pets", "session_id": f"together-{n}"},
+        ))
+        return chunks[-1].choices[0].finish_reason, chunks[-1].model_extra["axiom"]
+
+    with ThreadPoolExecutor(4) as pool:
+        endings = list(pool.map(ask_streaming, range(4)))
+
+    # Before the queue, the second of two concurrent requests got an error chunk: now everyone waits their turn.
+    assert [reason for reason, _ in endings] == ["stop"] * 4
+    assert all(axiom["answer"] and axiom["answer_kind"] in {"generated", "extractive"} for _, axiom in endings)
