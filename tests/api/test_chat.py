@@ -89,7 +89,7 @@ def test_the_legacy_stream_takes_the_collection_name(client):
     response = client.post("/chat/stream", json={"message": "hi", "collection_name": "paper"})
     assert_error(response, 400, "VALIDATION_ERROR", field="collection_name")
     response = client.post("/chat/stream", json={"message": "hi", "collection_name": "chat_../x"})
-    assert_error(response, 400, "VALIDATION_ERROR", field="chat_id")
+    assert_error(response, 400, "VALIDATION_ERROR", field="collection_name")
 
 
 def test_history_is_read_and_cleared_per_session(client):

@@ -28,7 +28,7 @@ cause stress and disease.
 Axolotls eat earthworms, bloodworms and specially made pellets. Adults are fed two or three times a week."""
 
 GROUNDED = "Water temperature for axolotls should stay between 16 and 18 degrees Celsius [Source 1]."
-INVENTED = "Axolotls live in the Amazon river and each one eats 40 kilograms of rice per day."
+INVENTED = "Axolotls live in the Amazon river and each one eats 40 kilograms of rice per day [Source 1]."
 
 
 @pytest.fixture

@@ -132,6 +132,13 @@ def test_an_answer_too_thin_to_check_is_not_grounded(deps):
     assert not update["is_grounded"] and "too short" in update["hallucination_details"]
 
 
+def test_an_answer_citing_no_source_is_not_grounded(deps):
+    # What the bundled model once wrote on a regeneration, echoing the feedback; it passed the overlap check.
+    echo = "The sources do not support the answer. The bridge is described in the documents."
+    update = check_groundedness({"answer": echo, "relevant_documents": PASSAGES}, deps())
+    assert not update["is_grounded"] and "cites no source" in update["hallucination_details"]
+
+
 def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_delays_them(deps):
     d = deps()
     answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "relevant_documents": PASSAGES}

@@ -20,13 +20,12 @@ def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
     # Read here so the router stays pure: a regeneration (a full prompt read, rarely grounded with a small model,
     # docs/benchmarks.md) must not keep the model from people still waiting for a first answer.
     others_waiting = deps.llm.others_waiting()
-    # Here, not inside the checker: a chat answer should be a sentence, but the checker also judges short span
-    # answers (202 of HaluEval's 1,000 are one or two words, 184 of them correct) that this rule would reject.
-    if not says_enough_to_check(state["answer"]):
+    unfit = _unfit_to_check(state["answer"])
+    if unfit is not None:
+        feedback, step = unfit
         return {"is_grounded": False, "groundedness_score": 0.0, "skip_llm_hallucination_check": True,
-                "hallucination_details": "The answer is too short to check: state the fact in a full sentence.",
-                "others_waiting": others_waiting,
-                "processing_steps": ["check:not grounded (too little to check)"]}
+                "hallucination_details": feedback, "others_waiting": others_waiting,
+                "processing_steps": [f"check:not grounded ({step})"]}
     passages = state["relevant_documents"]
     cited = [passages[n - 1] for n in cited_numbers(state["answer"]) if 1 <= n <= len(passages)] or passages
     verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
@@ -39,6 +38,22 @@ def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
         "hallucination_details": "\n".join(verdict.issues),
         "processing_steps": [f"check:{'grounded' if verdict.is_grounded else 'not grounded'} ({verdict.method})"],
     }
+
+
+def _unfit_to_check(answer: str) -> tuple[str, str] | None:
+    """Feedback and a step name when the answer cannot count as grounded whatever its overlap with the sources.
+
+    Here, not inside the checker, which also judges short span answers (202 of HaluEval's 1,000 are one or two
+    words, 184 of them correct): a chat answer should be a sentence, and it must point at a file and page. Uncited
+    sentences that one source supports were given that citation after generation, so an answer still citing nothing
+    holds no sentence any single source backs (a small model echoing the prompt: "The sources do not support the
+    answer.").
+    """
+    if not says_enough_to_check(answer):
+        return "The answer is too short to check: state the fact in a full sentence.", "too little to check"
+    if not cited_numbers(answer):
+        return "The answer cites no source: end each sentence with the [Source N] it comes from.", "cites nothing"
+    return None
 
 
 def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
