@@ -115,19 +115,19 @@ class LLMScheduler:
         self._clock = clock
         self._changed = threading.Condition()
         self._queue = _Queue()
-        self._running = 0
+        # When each running turn was granted: how far along the running turns are is part of a newcomer's wait.
+        self._running: dict[_Place, float] = {}
         self._turn_seconds: float | None = None
 
     @contextmanager
     def turn(self, waiter: Waiter) -> Iterator[None]:
         """Holds one of the provider's slots for the body; raises ModelBusy or TurnCancelled instead of waiting
         longer than allowed."""
-        self._wait_for_slot(waiter)
-        started = self._clock()
+        place = self._wait_for_slot(waiter)
         try:
             yield
         finally:
-            self._release(self._clock() - started)
+            self._release(place)
 
     @property
     def waiting(self) -> int:
@@ -141,13 +141,18 @@ class LLMScheduler:
             return self._estimate(len(self._queue) if ahead is None else ahead)
 
     def _estimate(self, ahead: int) -> float | None:
+        """Under the lock: the slots free up as their running turns end (each expected to last a turn, less what
+        it has run), then every further ``slots`` calls take one more turn."""
         if self._turn_seconds is None:
             return None
-        if self._running < self.slots and ahead == 0:
-            return 0.0
-        return (ahead // self.slots + 1) * self._turn_seconds
+        now = self._clock()
+        freeing = sorted(max(0.0, self._turn_seconds - (now - granted)) for granted in self._running.values())
+        freeing = [0.0] * (self.slots - len(freeing)) + freeing  # free slots are free now
+        return (ahead // self.slots) * self._turn_seconds + freeing[ahead % self.slots]
 
-    def _wait_for_slot(self, waiter: Waiter) -> None:
+    def _wait_for_slot(self, waiter: Waiter) -> _Place:
+        if waiter.cancelled():  # stopped before it asked: never start the model on it
+            raise TurnCancelled()
         place = _Place(waiter, self._clock())
         with self._changed:
             self._queue.push(place)
@@ -157,7 +162,7 @@ class LLMScheduler:
             while True:
                 with self._changed:
                     if place.granted:
-                        return
+                        return place
                     if waiter.cancelled():
                         raise TurnCancelled()
                     ahead = self._queue.ahead_of(place)
@@ -186,14 +191,14 @@ class LLMScheduler:
         """Takes a place that gave up out of the queue, or hands back the slot it was granted meanwhile."""
         with self._changed:
             if place.granted:
-                self._running -= 1
+                del self._running[place]
             else:
                 self._queue.remove(place)
             self._dispatch()
 
-    def _release(self, seconds: float) -> None:
+    def _release(self, place: _Place) -> None:
         with self._changed:
-            self._running -= 1
+            seconds = self._clock() - self._running.pop(place)
             self._turn_seconds = seconds if self._turn_seconds is None else (
                 _PACE_WEIGHT * seconds + (1 - _PACE_WEIGHT) * self._turn_seconds
             )
@@ -202,10 +207,10 @@ class LLMScheduler:
     def _dispatch(self) -> None:
         """Under the lock: gives free slots to the next places in round-robin order and wakes every waiter (those
         still waiting have moved up)."""
-        while self._running < self.slots:
+        while len(self._running) < self.slots:
             place = self._queue.pop_next()
             if place is None:
                 break
             place.granted = True
-            self._running += 1
+            self._running[place] = self._clock()
         self._changed.notify_all()

@@ -182,6 +182,36 @@ def test_a_call_that_would_wait_longer_than_its_patience_at_the_recent_pace_give
     assert waiting.error is None
 
 
+def test_the_wait_counts_how_far_the_running_turn_has_got() -> None:
+    clock = FakeClock()
+    scheduler = LLMScheduler(slots=1, clock=clock)
+    with scheduler.turn(Waiter()):
+        clock.now += 10.0  # a turn takes 10 s
+    running = Holder(scheduler, Waiter(chat_id="a"))
+    assert running.started.wait(SETTLE_SECONDS)
+    clock.now += 6.0  # the running turn is 6 s in: about 4 s left
+
+    # First in line with 15 s of patience: 4 s to go fits, where counting a whole turn (10 s) after the 6 s already
+    # waited would not.
+    waiting = Holder(scheduler, Waiter(chat_id="b", patience=15.0))
+    wait_until(lambda: scheduler.waiting == 1)
+    assert scheduler.expected_wait(ahead=0) == 4.0
+    clock.now += 5.0  # the turn overruns a little; still within patience
+    running.finish()
+    assert waiting.started.wait(SETTLE_SECONDS)
+    waiting.finish()
+    assert waiting.error is None
+
+
+def test_a_call_stopped_before_it_asks_never_gets_a_turn() -> None:
+    scheduler = LLMScheduler(slots=1)
+    with pytest.raises(TurnCancelled), scheduler.turn(Waiter(cancelled=lambda: True)):
+        pass
+    assert scheduler.waiting == 0
+    with scheduler.turn(Waiter()):
+        pass  # the slot was never taken
+
+
 def test_a_failing_position_callback_takes_the_call_out_of_the_queue() -> None:
     scheduler = LLMScheduler(slots=1)
     running = Holder(scheduler, Waiter(chat_id="a"))

@@ -231,3 +231,31 @@ def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue
     assert queued["position"] == 0 and "next" in queued["message"]
     assert "result" not in [e["type"] for e in events]
     assert llm.prompts == [] and services.memory.history("s1") == []
+
+
+class StillReadingLLM(ScriptedLLM):
+    """A model that is still reading its prompt when the asker stops: it ends its stream quietly, having written
+    nothing, as the embedded model does when told to stop between two prompt batches."""
+
+    def stream(self, messages, params, cancelled=None):
+        self.prompts.append(list(messages))
+        while not cancelled():
+            time.sleep(0.01)
+        yield from ()
+
+
+def test_stop_while_the_model_reads_the_prompt_saves_nothing(tmp_path, make_services):
+    llm = StillReadingLLM("unused")
+    services = make_services(tmp_path / "data", llm=llm)
+    services.ingestion.ingest("pets", "care.txt", CARE.encode())
+    cancel = threading.Event()
+    events = []
+    for event in services.pipeline.stream(
+        "What water temperature do axolotls need?", chat_id="pets", session_id="s1", cancel=cancel
+    ):
+        events.append(event)
+        if event["type"] == "status" and event["stage"] == "generating":
+            cancel.set()  # Stop, while the model has written nothing yet
+
+    assert len(llm.prompts) == 1 and "result" not in [e["type"] for e in events]
+    assert services.memory.history("s1") == []  # no "documents do not contain this" saved in its place

@@ -21,7 +21,8 @@ router = APIRouter(tags=["chat"])
 _COLLECTION_PREFIX = "chat_"
 _STREAM_DOC = {
     200: {
-        "description": "Server-sent events: status, token…, retry, sources, done — or error",
+        "description": "Server-sent events: status, sources, evidence, then token…, retry, done — or error "
+        "(docs/api.md)",
         "content": {"text/event-stream": {}},
     },
     **error_responses(400, 503),

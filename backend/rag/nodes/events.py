@@ -91,12 +91,23 @@ def write_with_model(
     """The model's answer, each piece streamed to the asker as a token once the model's turn comes; None when the
     wait would exceed ``patience`` (nothing was streamed then)."""
     pieces = []
+    waiter = model_waiter(chat_id, patience)
     try:
         # closing(): a Stop raised by token() must close the LLM stream, which stops generation at the provider.
-        with closing(llm.stream(messages, params, waiter=model_waiter(chat_id, patience))) as stream:
+        with closing(llm.stream(messages, params, waiter=waiter)) as stream:
             for piece in stream:
                 token(piece)
                 pieces.append(piece)
     except ModelBusy:
         return None
+    if waiter.cancelled():
+        # A provider told to stop ends its stream quietly (mid-prompt, nothing written): what came is no answer.
+        raise GenerationCancelled()
     return "".join(pieces)
+
+
+def ensure_not_cancelled() -> None:
+    """Raises GenerationCancelled if the caller stopped the run: for a step that must not happen after a Stop."""
+    cancel = _cancel_event()
+    if cancel is not None and cancel.is_set():
+        raise GenerationCancelled()

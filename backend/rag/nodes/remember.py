@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 from backend.rag.deps import RAGDeps
+from backend.rag.nodes.events import ensure_not_cancelled
 from backend.rag.state import RAGState
 
 
 def remember(state: RAGState, deps: RAGDeps) -> RAGState:
-    """Saves the question and the finished answer together, with what the UI and the context handlers need."""
+    """Saves the question and the finished answer together, with what the UI and the context handlers need; never
+    the answer of a run its caller stopped (whatever step noticed the Stop last)."""
+    ensure_not_cancelled()
     deps.memory.add_exchange(state["session_id"], state["question"], state["answer"], {
         "sources": state.get("sources", []),
         "is_grounded": state.get("is_grounded", True),
