@@ -142,7 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
     ask.add_argument("--chat", required=True, help="chat id")
-    ask.add_argument("--session", help="conversation id (default: the chat id)")
+    ask.add_argument(
+        "--session",
+        help="conversation id; without it every `axiom ask` in a chat continues one conversation (the chat's own, "
+        "as in the web chat), so a follow-up question can refer to the previous answer",
+    )
     ask.add_argument("question")
     ask.set_defaults(run=_ask)
 

@@ -47,3 +47,4 @@ def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_wi
         assert run.returncode >= 0, f"killed by signal {-run.returncode}: {run.stderr[-2000:]}"
         assert run.returncode == 2, run.stderr[-2000:]
         assert "made no progress" in run.stderr
+        assert "Building index" not in run.stderr  # bm25s's debug line once printed on every ask

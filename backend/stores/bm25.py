@@ -38,6 +38,9 @@ from backend.models import Chunk, ScoredChunk
 from backend.retrieval.tokenize import Tokenizer
 
 logger = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG when imported, so every index build printed "Building index from tokens"
+# through whatever handler the application has (the CLI's, uvicorn's): keep only its warnings.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 FILE_FORMAT = "axiom-bm25"
 FILE_VERSION = 1
