@@ -87,9 +87,9 @@ def test_citations_are_parsed_checked_and_grouped_per_document():
 def test_classify_intent_reads_the_conversation(deps):
     d = deps()
     d.memory.add_exchange("s1", "What temperature?", "16 to 18 degrees [Source 1].", {"sources": []})
-    update = classify_intent({"question": "tell me more", "session_id": "s1"}, d)
+    update = classify_intent({"question": "tell me more", "session_id": "s1", "chat_id": "pets"}, d)
     assert update["detected_intent"] == "followup" and [m["role"] for m in update["history"]] == ["user", "assistant"]
-    assert classify_intent({"question": "tell me more", "session_id": "fresh"}, d)["detected_intent"] == "question"
+    assert classify_intent({"question": "tell me more", "session_id": "fresh", "chat_id": "pets"}, d)["detected_intent"] == "question"
 
 
 def test_retrieve_then_grade(deps):
@@ -120,28 +120,33 @@ def test_generate_recognises_the_models_own_decline(deps):
 
 def test_check_groundedness(deps):
     d = deps()
-    grounded = check_groundedness({"answer": "The bridge opened in 1932 [Source 1].", "relevant_documents": PASSAGES}, d)
+    grounded = check_groundedness(
+        {"answer": "The bridge opened in 1932 [Source 1].", "relevant_documents": PASSAGES, "chat_id": "pets"}, d
+    )
     assert grounded["is_grounded"]
     invented = check_groundedness({"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].",
-                                   "relevant_documents": PASSAGES}, d)
+                                   "relevant_documents": PASSAGES, "chat_id": "pets"}, d)
     assert not invented["is_grounded"] and "1990" in invented["hallucination_details"]
 
 
 def test_an_answer_too_thin_to_check_is_not_grounded(deps):
-    update = check_groundedness({"answer": "The answer is: 1932 [Source 1]", "relevant_documents": PASSAGES}, deps())
+    update = check_groundedness(
+        {"answer": "The answer is: 1932 [Source 1]", "relevant_documents": PASSAGES, "chat_id": "pets"}, deps()
+    )
     assert not update["is_grounded"] and "too short" in update["hallucination_details"]
 
 
 def test_an_answer_citing_no_source_is_not_grounded(deps):
     # What the bundled model once wrote on a regeneration, echoing the feedback; it passed the overlap check.
     echo = "The sources do not support the answer. The bridge is described in the documents."
-    update = check_groundedness({"answer": echo, "relevant_documents": PASSAGES}, deps())
+    update = check_groundedness({"answer": echo, "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
     assert not update["is_grounded"] and "cites no source" in update["hallucination_details"]
 
 
 def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_delays_them(deps):
     d = deps()
-    answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "relevant_documents": PASSAGES}
+    answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "relevant_documents": PASSAGES,
+              "chat_id": "pets"}
     assert check_groundedness(answer, d)["others_waiting"] is False
 
     def take_a_turn() -> None:
@@ -158,7 +163,7 @@ def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_del
 
 
 def test_the_evidence_is_sent_before_the_model_is_asked(deps):
-    update = present_evidence({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
+    update = present_evidence({"question": "How long is the arch?", "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
     assert "503 metres" in update["evidence"] and "[Source 2]" in update["evidence"]
     assert update["evidence_documents"] == PASSAGES
 
@@ -171,7 +176,7 @@ def test_the_evidence_answer_says_when_the_model_was_too_busy(deps):
 
 
 def test_the_extractive_answer_quotes_the_closest_sentences(deps):
-    update = answer_extractively({"question": "How long is the arch?", "relevant_documents": PASSAGES}, deps())
+    update = answer_extractively({"question": "How long is the arch?", "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
     assert update["answer_kind"] == "extractive" and "503 metres" in update["answer"]
     assert "[Source 2]" in update["answer"] and update["sources"][0]["filename"] == "bridge.pdf"
     assert update["evidence_reason"] == "unsupported" and update["answer"].startswith(EXTRACTIVE_PREFIX)

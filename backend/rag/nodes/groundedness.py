@@ -7,7 +7,7 @@ from backend.rag.citations import cited_numbers, cited_sources
 from backend.rag.deps import RAGDeps
 from backend.rag.evidence import quote_evidence
 from backend.rag.grounding import says_enough_to_check
-from backend.rag.nodes.events import emit, status, token
+from backend.rag.nodes.events import emit, model_waiter, status, token
 from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, EXTRACTIVE_PREFIX
 from backend.rag.state import RAGState
 
@@ -28,7 +28,9 @@ def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
                 "processing_steps": [f"check:not grounded ({step})"]}
     passages = state["relevant_documents"]
     cited = [passages[n - 1] for n in cited_numbers(state["answer"]) if 1 <= n <= len(passages)] or passages
-    verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
+    # A capable model may verify the answer: in this chat's line, and stopped with the run.
+    with deps.llm.calls_wait_as(model_waiter(state["chat_id"], patience=None, announce=False)):
+        verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
     return {
         "is_grounded": verdict.is_grounded,
         "others_waiting": others_waiting,
