@@ -58,3 +58,12 @@ class LLM(Protocol):
     ) -> str:
         """The whole answer (same errors as ``stream``)."""
         ...
+
+
+class CompletesFromStream:
+    """``complete`` for a provider whose ``stream`` does the work: the pieces joined."""
+
+    def complete(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
+    ) -> str:
+        return "".join(self.stream(messages, params, cancelled))

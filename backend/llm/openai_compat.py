@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from backend.errors import SynthesisFailed
-from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
+from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
 
 SSE_DATA_PREFIX = "data:"
 SSE_END_OF_STREAM = "[DONE]"
@@ -19,7 +19,7 @@ SSE_END_OF_STREAM = "[DONE]"
 CHARS_PER_TOKEN_ESTIMATE = 4
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(CompletesFromStream):
     def __init__(
         self, base_url: str, model: str, *, api_key: str | None, context_window: int, timeout: float
     ) -> None:
@@ -66,11 +66,6 @@ class OpenAICompatLLM:
                         yield piece
         except httpx.TransportError as error:
             raise LLMUnavailable(f"{self._base_url} did not answer: {error}", provider=self.name) from error
-
-    def complete(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, cancelled: Callable[[], bool] | None = None
-    ) -> str:
-        return "".join(self.stream(messages, params, cancelled))
 
     def _request_body(self, messages: Sequence[ChatMessage], params: GenerationParams) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -42,11 +42,9 @@ def _cancel_event() -> threading.Event | None:
 def emit(event: dict) -> None:
     """Sends an event ({"type": "token" | "status" | "retry" | "sources" | "evidence", ...}) to whoever streams the
     graph. A node called on its own has no listener: the event is dropped."""
-    cancel = _cancel_event()
-    if cancel is None:
+    if _cancel_event() is None:
         return
-    if cancel.is_set():
-        raise GenerationCancelled()
+    ensure_not_cancelled()
     get_stream_writer()(event)
 
 
