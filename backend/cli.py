@@ -54,10 +54,15 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
+    from backend.conversations import Conversations
 
     services = build_services(settings)
     try:
-        return _print_answer(services.pipeline.stream(args.question, chat_id=args.chat, session_id=args.session or args.chat))
+        # The same rule as the API: a session answers for the chat it was started in only.
+        session_id = Conversations(services.memory, services.chats, services.documents).session_for(
+            args.chat, args.session or args.chat
+        )
+        return _print_answer(services.pipeline.stream(args.question, chat_id=args.chat, session_id=session_id))
     finally:
         # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by
         # the interpreter's teardown.
@@ -145,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--session",
         help="conversation id; without it every `axiom ask` in a chat continues one conversation (the chat's own, "
-        "as in the web chat), so a follow-up question can refer to the previous answer",
+        "as in the web chat), so a follow-up question can refer to the previous answer. A session belongs to the "
+        "chat it was started in: another chat's is refused",
     )
     ask.add_argument("question")
     ask.set_defaults(run=_ask)

@@ -1,5 +1,5 @@
-"""Answering one message for the API: validation and admission first, then the pipeline; a failed run keeps the
-question.
+"""Answering one message for the API: validation, admission and the session's chat first, then the pipeline; a
+failed run keeps the question.
 
 The pipeline saves the question and the answer together when a run completes, and nothing when the client stops
 it. When the run fails instead (the model got stuck, retrieval broke), the question is saved alone here, so the
@@ -8,6 +8,9 @@ user's message is not lost from the history even though no answer came.
 Admission is the queue's hard bound: past ``max_in_flight`` questions being answered at once, a new one is refused
 with 503 SERVER_BUSY and a Retry-After before anything runs. Below it nobody is refused: waiting for the model is
 the scheduler's business, and a question that would wait too long gets the evidence answer instead.
+
+A session answers for one chat only (backend/conversations.py): asking with another chat's session is refused
+before anything runs.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
+from backend.conversations import Conversations
 from backend.errors import ServerBusy, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.scheduler import LLMScheduler
@@ -48,11 +53,21 @@ class Answered:
     message_id: str
 
 
+def is_blank(character: str) -> bool:
+    """Whitespace or a control character (NUL, escape, …): nothing a person wrote."""
+    return character.isspace() or unicodedata.category(character) == "Cc"
+
+
+def has_text(message: str) -> bool:
+    return not all(map(is_blank, message))
+
+
 class Answerer:
     def __init__(
         self,
         pipeline: RAGPipeline,
         memory: MemoryStore,
+        conversations: Conversations,
         scheduler: LLMScheduler,
         *,
         max_chars: int,
@@ -60,6 +75,7 @@ class Answerer:
     ) -> None:
         self._pipeline = pipeline
         self._memory = memory
+        self._conversations = conversations
         self._scheduler = scheduler
         self._max_chars = max_chars
         self._max_in_flight = max_in_flight
@@ -67,20 +83,22 @@ class Answerer:
         self._counting = threading.Lock()
 
     def question(self, message: str, *, chat_id: str, session_id: str | None) -> Question:
-        """Raises ValidationFailed (400) or ServerBusy (503) before anything runs or is saved."""
+        """Raises ValidationFailed (400), ServerBusy (503) or SessionOfAnotherChat (404) before anything runs or is
+        saved (only a new session's binding to its chat is)."""
         text = message.strip()
-        if not text or len(text) > self._max_chars:
+        if not has_text(text) or len(text) > self._max_chars:
             raise ValidationFailed(
-                f"message must be non-blank and at most {self._max_chars} characters.",
+                f"message must have some text (not only spaces or control characters) and at most "
+                f"{self._max_chars} characters.",
                 field="message", max_chars=self._max_chars,
             )
-        asked = Question(
-            message=text,
-            chat_id=validate_id(chat_id, field="chat_id"),
-            session_id=validate_id(session_id, field="session_id") if session_id is not None else uuid.uuid4().hex,
-        )
+        validate_id(chat_id, field="chat_id")
+        if session_id is not None:
+            validate_id(session_id, field="session_id")
         self._ensure_room()
-        return asked
+        return Question(
+            message=text, chat_id=chat_id, session_id=self._conversations.session_for(chat_id, session_id)
+        )
 
     def _ensure_room(self) -> None:
         with self._counting:

@@ -23,6 +23,7 @@ from backend.api.settings import ApiSettings
 from backend.api.uploads import DocumentUploads
 from backend.config import Settings
 from backend.container import Services, build_services
+from backend.conversations import Conversations
 from backend.ingest.jobs import IngestJobs
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ def create_app(
         app.state.api_settings = api_settings
         app.state.jobs = jobs
         app.state.answerer = Answerer(
-            built.pipeline, built.memory, built.llm.scheduler,
+            built.pipeline, built.memory, Conversations(built.memory, built.chats, built.documents),
+            built.llm.scheduler,
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
         )
         app.state.uploads = DocumentUploads(

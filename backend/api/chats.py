@@ -2,9 +2,9 @@
 
 A chat needs no record to exist: uploading or asking in it is enough (ADR-007). So the list holds the named chats
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
-chat's conversation in the history session of the same id, so deleting a chat clears that session too. A chat
-exists while it has any of these — a name, documents, files being indexed, a conversation — and once deleted it
-has none, so its routes answer 404 until something is uploaded or asked in it again.
+chat's conversation in the history session of the same id; every session asked in a chat belongs to it
+(backend/conversations.py), so deleting a chat clears them all. A chat exists while it has any of these — a name,
+documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404 until something is uploaded or asked in it again.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        if not (contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.exists(chat_id)):
+        if not (contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)):
             raise _not_found(chat_id)
         return contents
 
@@ -106,7 +106,7 @@ class Chats:
         documents_deleted = sum(
             self._delete_document(chat_id, document.document_id) for document in contents.documents
         )
-        messages_deleted = self._memory.clear(chat_id)
+        messages_deleted = self._memory.clear_chat(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)
         return DeletedChat(chat_id, documents_deleted, messages_deleted)

@@ -1,9 +1,13 @@
-"""Conversation memory: each session's messages in SQLite (seed §11).
+"""Conversation memory: each session's messages in SQLite (seed §11), and the chat each session belongs to.
 
 The user's message and the assistant's answer are separate writes, so a question survives a failed generation;
 an answer is written in one call once it is complete, so a client that disconnects mid-stream leaves nothing
 half-written. Messages are ordered by an autoincrement sequence, not their timestamp, so two messages written in
 the same millisecond (or under a clock step backwards) keep the order they were written in.
+
+A session belongs to one chat (``sessions``): the chat it was first used in. Databases written before that table
+existed keep working: their sessions have no row until their first use binds them, and a chat's own session (the
+one with the chat's id, as the web UI keeps it) counts as the chat's until then.
 """
 
 from __future__ import annotations
@@ -36,7 +40,19 @@ CREATE TABLE IF NOT EXISTS messages (
     timestamp  TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, seq);
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    chat_id    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_chat ON sessions(chat_id);
 """
+
+# The sessions of the chat :chat: those bound to it, and the session named after it while that is bound to no chat
+# (one that predates the binding).
+_CHAT_SESSIONS = (
+    "SELECT session_id FROM sessions WHERE chat_id=:chat"
+    " UNION SELECT :chat WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE session_id=:chat)"
+)
 
 _COLUMNS = "id, session_id, role, content, metadata, timestamp"
 
@@ -134,9 +150,43 @@ class MemoryStore:
         return row is not None
 
     def clear(self, session_id: str) -> int:
-        """Removes a session's messages; returns how many there were."""
+        """Removes a session's messages and its binding to a chat; returns how many messages there were."""
         with self._db.transaction() as db:
-            return db.execute("DELETE FROM messages WHERE session_id=?", (_session(session_id),)).rowcount
+            db.execute("DELETE FROM sessions WHERE session_id=?", (_session(session_id),))
+            return db.execute("DELETE FROM messages WHERE session_id=?", (session_id,)).rowcount
+
+    def chat_of(self, session_id: str) -> str | None:
+        """The chat the session is bound to; None for a session never bound (new, or older than the binding)."""
+        row = self._db.connection().execute(
+            "SELECT chat_id FROM sessions WHERE session_id=?", (_session(session_id),)
+        ).fetchone()
+        return row[0] if row else None
+
+    def bind(self, session_id: str, chat_id: str) -> str:
+        """Binds an unbound session to ``chat_id``; returns the chat the session belongs to, which is another one
+        when it was bound before (or by a concurrent request)."""
+        with self._db.transaction() as db:
+            db.execute(
+                "INSERT INTO sessions (session_id, chat_id) VALUES (?, ?) ON CONFLICT(session_id) DO NOTHING",
+                (_session(session_id), validate_id(chat_id, field="chat_id")),
+            )
+            return db.execute("SELECT chat_id FROM sessions WHERE session_id=?", (session_id,)).fetchone()[0]
+
+    def has_conversation(self, chat_id: str) -> bool:
+        """Whether any session of the chat holds a message."""
+        row = self._db.connection().execute(
+            f"SELECT 1 FROM messages WHERE session_id IN ({_CHAT_SESSIONS}) LIMIT 1", {"chat": _chat(chat_id)}
+        ).fetchone()
+        return row is not None
+
+    def clear_chat(self, chat_id: str) -> int:
+        """Removes every session of the chat, messages and bindings; returns how many messages there were."""
+        with self._db.transaction() as db:
+            deleted = db.execute(
+                f"DELETE FROM messages WHERE session_id IN ({_CHAT_SESSIONS})", {"chat": _chat(chat_id)}
+            ).rowcount
+            db.execute("DELETE FROM sessions WHERE chat_id=?", (chat_id,))
+            return deleted
 
     def last_exchange(self, session_id: str, window: int = 4) -> tuple[StoredMessage, StoredMessage] | None:
         """The latest assistant answer within the last ``window`` messages and the user question before it.
@@ -156,6 +206,10 @@ class MemoryStore:
 
 def _session(session_id: str) -> str:
     return validate_id(session_id, field="session_id")
+
+
+def _chat(chat_id: str) -> str:
+    return validate_id(chat_id, field="chat_id")
 
 
 def _new_message(session_id: str, role: Role, content: str, metadata: dict[str, Any] | None) -> StoredMessage:

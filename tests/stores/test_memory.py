@@ -343,3 +343,73 @@ def test_the_time_of_a_sessions_newest_message(memory):
         "s1": datetime.fromisoformat(newest.timestamp).timestamp(),
         "s2": datetime.fromisoformat(other.timestamp).timestamp(),
     }
+
+
+def test_a_session_is_bound_to_the_first_chat_that_binds_it(memory: MemoryStore, db_path: Path) -> None:
+    assert memory.chat_of("s1") is None
+    assert memory.bind("s1", "alpha") == "alpha"
+    assert memory.bind("s1", "beta") == "alpha"
+    assert memory.chat_of("s1") == "alpha"
+    assert MemoryStore(db_path).chat_of("s1") == "alpha"
+
+
+def test_concurrent_binds_of_one_session_agree_on_one_chat(memory: MemoryStore) -> None:
+    with ThreadPoolExecutor(THREADS) as pool:
+        owners = set(pool.map(lambda n: memory.bind("contested", f"chat-{n}"), range(THREADS * 4)))
+
+    assert owners == {memory.chat_of("contested")}
+
+
+def test_a_database_from_before_the_binding_keeps_its_messages_and_binds_on_first_use(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    with sqlite3.connect(db_path) as db:  # the schema as it was before sessions were bound to chats
+        db.executescript(
+            "CREATE TABLE messages (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, session_id TEXT"
+            " NOT NULL, role TEXT NOT NULL CHECK (role IN ('user', 'assistant')), content TEXT NOT NULL, metadata"
+            " TEXT NOT NULL, timestamp TEXT NOT NULL);"
+            "INSERT INTO messages (id, session_id, role, content, metadata, timestamp) VALUES"
+            " ('m1', 'old', 'user', 'an old question', '{}', '2024-01-15T10:30:00.123Z'),"
+            " ('m2', 'alpha', 'user', 'the UI conversation of alpha', '{}', '2024-01-15T10:30:00.124Z');"
+        )
+
+    memory = MemoryStore(db_path)
+
+    assert contents(memory.history("old")) == ["an old question"]
+    assert memory.chat_of("old") is None
+    # The session named after a chat counts as that chat's own until it is bound.
+    assert memory.has_conversation("alpha") and not memory.has_conversation("beta")
+    assert memory.bind("old", "beta") == "beta"
+    assert memory.has_conversation("beta")
+
+
+def test_clearing_a_chat_removes_every_session_of_it_and_nothing_else(memory: MemoryStore) -> None:
+    for session_id, chat_id in (("alpha", "alpha"), ("api-1", "alpha"), ("beta", "beta"), ("api-2", "beta")):
+        memory.bind(session_id, chat_id)
+        memory.add_exchange(session_id, f"question in {session_id}", "answer")
+    memory.add("unbound", "user", "a session never bound")
+
+    assert memory.clear_chat("alpha") == 4
+
+    assert not memory.has_conversation("alpha")
+    assert memory.history("alpha") == memory.history("api-1") == []
+    assert memory.chat_of("api-1") is None
+    assert contents(memory.history("api-2")) == ["question in api-2", "answer"]
+    assert memory.chat_of("beta") == "beta" and memory.has_conversation("beta")
+    assert contents(memory.history("unbound")) == ["a session never bound"]
+
+
+def test_the_session_named_after_a_chat_is_not_that_chats_once_bound_elsewhere(memory: MemoryStore) -> None:
+    memory.bind("gamma", "delta")
+    memory.add("gamma", "user", "asked in delta")
+
+    assert not memory.has_conversation("gamma") and memory.has_conversation("delta")
+    assert memory.clear_chat("gamma") == 0
+    assert memory.clear_chat("delta") == 1
+
+
+def test_clearing_a_session_unbinds_it(memory: MemoryStore) -> None:
+    memory.bind("s1", "alpha")
+    memory.add("s1", "user", "q")
+
+    assert memory.clear("s1") == 1
+    assert memory.chat_of("s1") is None
