@@ -48,6 +48,13 @@ class FileTooLarge(AxiomError):
     status = 413
 
 
+class PayloadTooLarge(AxiomError):
+    """A request body (other than an upload's) larger than the server reads."""
+
+    code = "PAYLOAD_TOO_LARGE"
+    status = 413
+
+
 class UnsupportedFileType(AxiomError):
     code = "UNSUPPORTED_FILE_TYPE"
     status = 415

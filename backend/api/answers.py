@@ -53,6 +53,11 @@ class Answered:
     message_id: str
 
 
+# The rules a message breaks, as the 400's message states them (also for the schema's checks, backend/api/errors.py).
+HAS_TEXT_RULE = "should have some text, not only spaces or control characters"
+NO_SURROGATE_RULE = "should be text without a lone surrogate such as \\ud800"
+
+
 def is_blank(character: str) -> bool:
     """Whitespace or a control character (NUL, escape, …): nothing a person wrote."""
     return character.isspace() or unicodedata.category(character) == "Cc"
@@ -60,6 +65,27 @@ def is_blank(character: str) -> bool:
 
 def has_text(message: str) -> bool:
     return not all(map(is_blank, message))
+
+
+def is_unicode(message: str) -> bool:
+    """False for text holding half of a UTF-16 surrogate pair, which JSON can spell ("\\ud800") but no store can
+    keep."""
+    try:
+        message.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _message_problem(text: str, max_chars: int) -> str | None:
+    """The rule a stripped message breaks, if any."""
+    if not has_text(text):
+        return HAS_TEXT_RULE
+    if len(text) > max_chars:
+        return f"should have at most {max_chars} characters"
+    if not is_unicode(text):
+        return NO_SURROGATE_RULE
+    return None
 
 
 class Answerer:
@@ -86,12 +112,9 @@ class Answerer:
         """Raises ValidationFailed (400), ServerBusy (503) or SessionOfAnotherChat (404) before anything runs or is
         saved (only a new session's binding to its chat is)."""
         text = message.strip()
-        if not has_text(text) or len(text) > self._max_chars:
-            raise ValidationFailed(
-                f"message must have some text (not only spaces or control characters) and at most "
-                f"{self._max_chars} characters.",
-                field="message", max_chars=self._max_chars,
-            )
+        problem = _message_problem(text, self._max_chars)
+        if problem is not None:
+            raise ValidationFailed(f"Invalid message: {problem}.", field="message", max_chars=self._max_chars)
         validate_id(chat_id, field="chat_id")
         if session_id is not None:
             validate_id(session_id, field="session_id")

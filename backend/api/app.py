@@ -4,17 +4,20 @@ web UI."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import Scope
 
 from backend.api.answers import Answerer
+from backend.api.body_limit import BodyLimit, declare_body_limit
 from backend.api.chats import Chats
 from backend.api.errors import drop_fastapi_validation_responses, install_error_handlers
 from backend.api.routes import chat, chats, documents, health, history, openai
@@ -67,19 +70,33 @@ def create_app(
         description="Chat with your own documents: cited, grounded answers, fully offline. Every error is JSON "
         "`{error, message, details}`.",
         lifespan=lifespan,
+        # A path with a stray trailing slash is a 404 that names the route, not an empty redirect.
+        redirect_slashes=False,
     )
     routers = [module.router for module in (health, chat, history, documents, chats, openai)]
     install_error_handlers(app, routers)
     for router in routers:
         app.include_router(router)
+    app.add_middleware(
+        BodyLimit, max_bytes=api_settings.max_json_body_bytes,
+        exempt=_routes_to(documents.router, documents.upload_documents),
+    )
     _serve_web_ui(app, api_settings.frontend_dir)
     _document_the_contract(app, api_settings)
     return app
 
 
+def _routes_to(router: APIRouter, endpoint: Callable[..., Any]) -> Callable[[Scope], bool]:
+    """Whether a request goes to ``endpoint`` of ``router`` (included without a prefix of its own: the app lists
+    an included router as one entry, so its routes are read from it)."""
+    routes = [route for route in router.routes if getattr(route, "endpoint", None) is endpoint]
+    return lambda scope: any(route.matches(scope)[0] is Match.FULL for route in routes)
+
+
 def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
     """The OpenAPI document with what FastAPI cannot know: the contract's 400 for invalid input, and the upload
-    limits, which are settings (read when the document is first asked for, once the services are built)."""
+    limits and the body limit, which are settings (read when the document is first asked for, once the services
+    are built)."""
     generate = app.openapi
 
     def openapi() -> dict:
@@ -89,6 +106,7 @@ def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
                 schema, max_files=api_settings.max_files_per_upload,
                 max_file_bytes=app.state.services.settings.max_upload_bytes,
             )
+            declare_body_limit(schema, max_bytes=api_settings.max_json_body_bytes)
             app.openapi_schema = schema
         return app.openapi_schema
 

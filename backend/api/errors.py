@@ -18,12 +18,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Match
 
+from backend.api.answers import NO_SURROGATE_RULE
 from backend.api.schemas import PATTERN_RULES
 from backend.errors import AxiomError
 
 log = logging.getLogger(__name__)
-
-_CODES_BY_STATUS = {404: "NOT_FOUND"}
 
 
 def unexpected_error() -> AxiomError:
@@ -35,24 +34,62 @@ def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
     return {"error": code, "message": message, "details": details}
 
 
+_JSON_OBJECT = "should be a JSON object, sent with Content-Type: application/json"
+# What pydantic and FastAPI say of a body that is not a JSON object at all, in words a person can act on.
+_BODY_PROBLEMS = {"missing": f"is missing: it {_JSON_OBJECT}", "model_attributes_type": _JSON_OBJECT}
+
+
 def _readable(problem: dict[str, Any]) -> str:
     """pydantic names a broken pattern by quoting the regex; a person needs the rule it spells."""
     if problem["type"] == "string_pattern_mismatch":
         return PATTERN_RULES.get(problem.get("ctx", {}).get("pattern"), problem["msg"])
+    if problem["type"] == "string_unicode":  # a lone surrogate, which the pattern engine cannot read
+        return NO_SURROGATE_RULE
+    if problem["type"] == "json_invalid":  # its "loc" is ("body", the character offset where decoding failed)
+        return f"is not valid JSON: {problem['ctx']['error']} at character {problem['loc'][1]}"
+    if tuple(problem["loc"]) == ("body",):
+        return _BODY_PROBLEMS.get(problem["type"], problem["msg"])
     return problem["msg"]
 
 
+def _field(problem: dict[str, Any]) -> str:
+    """"body"/"query"/"path" first, then the field (and any nesting): ["body", "message"] -> "message"; the
+    offset of a JSON syntax error is not a field."""
+    if problem["type"] == "json_invalid":
+        return "body"
+    return ".".join(str(part) for part in problem["loc"][1:]) or str(problem["loc"][0])
+
+
 def _validation_error_body(error: RequestValidationError) -> dict[str, Any]:
-    problems = [
-        # "body"/"query"/"path" first, then the field (and any nesting): ["body", "message"] -> "message".
-        {"field": ".".join(str(part) for part in problem["loc"][1:]) or str(problem["loc"][0]),
-         "message": _readable(problem)}
-        for problem in error.errors()
-    ]
-    first = problems[0] if problems else {"field": "request", "message": "Invalid request"}
+    problems = [{"field": _field(problem), "message": _readable(problem)} for problem in error.errors()]
+    first = problems[0] if problems else {"field": "request", "message": "is not valid"}
+    return invalid_body(first["field"], first["message"], problems)
+
+
+def invalid_body(field: str, problem: str, problems: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The 400 VALIDATION_ERROR body: "Invalid <field>: <problem>." (a whole body: "The request body <problem>.")."""
+    message = f"The request body {problem}." if field == "body" else f"Invalid {field}: {problem}."
     return error_body(
-        "VALIDATION_ERROR", f"Invalid {first['field']}: {first['message']}.", field=first["field"], errors=problems
+        "VALIDATION_ERROR", message, field=field, errors=problems or [{"field": field, "message": problem}]
     )
+
+
+def _unreadable_body(error: StarletteHTTPException) -> dict[str, Any]:
+    """FastAPI answers a body it cannot decode at all (bytes that are not UTF-8 text) with a bare 400."""
+    if isinstance(error.__cause__, UnicodeDecodeError):
+        return invalid_body("body", "is not valid JSON: it is not UTF-8 text")
+    return invalid_body("body", f"could not be read: {error.detail}")
+
+
+def _not_found(request: Request, routes: Iterable[BaseRoute]) -> JSONResponse:
+    """An unknown route; when the path names a route but for its trailing slash, the message says which."""
+    path = request.url.path
+    other = path.rstrip("/") if path.endswith("/") else f"{path}/"
+    scope = {**request.scope, "path": other}
+    hint = f" (the route is {other})" if other and any(
+        route.matches(scope)[0] is not Match.NONE for route in routes
+    ) else ""
+    return JSONResponse(error_body("NOT_FOUND", f"No route {request.method} {path}{hint}."), status_code=404)
 
 
 def _allowed_methods(request: Request, routes: Iterable[BaseRoute]) -> set[str]:
@@ -116,13 +153,17 @@ def install_error_handlers(app: FastAPI, routers: Iterable[APIRouter]) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        # What Starlette and FastAPI raise themselves: an unknown path, a wrong method, a body they cannot decode.
+        if error.status_code == 404:
+            return _not_found(request, routes())
         if error.status_code == 405:
             return _method_not_allowed(request, error, routes())
-        code = _CODES_BY_STATUS.get(error.status_code, "HTTP_ERROR")
-        message = (
-            f"No route {request.method} {request.url.path}." if error.status_code == 404 else str(error.detail)
-        )
-        return JSONResponse(error_body(code, message), status_code=error.status_code, headers=error.headers)
+        if error.status_code == 400:
+            return JSONResponse(_unreadable_body(error), status_code=400)
+        # Nothing else is expected (the static files' 401 is a file the server itself cannot read): the contract's
+        # 500, with the details in the log.
+        log.error("unexpected HTTP %s on %s %s: %s", error.status_code, request.method, request.url.path, error.detail)
+        return JSONResponse(unexpected_error().to_body(), status_code=500)
 
     @app.exception_handler(Exception)
     async def unhandled_error(_: Request, error: Exception) -> JSONResponse:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from typing_extensions import TypedDict
 
+from backend.api.answers import HAS_TEXT_RULE, is_blank
 from backend.api.chats import MAX_TITLE_CHARS, Chat, DeletedChat
 from backend.errors import AxiomError
 from backend.ids import COLLECTION_PREFIX, ID_MAX_LENGTH, ID_PATTERN, ID_RULE
@@ -30,6 +31,10 @@ MESSAGE_MAX_CHARS = 2000
 _SPACE = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if c.isspace())
 # At least one character that is not whitespace (a JSON Schema pattern matches anywhere in the string).
 NON_BLANK = f"[^{_SPACE}]"
+# A message's: at least one character that is neither whitespace nor a control character (is_blank in
+# backend/api/answers.py; like whitespace, every control character, Unicode category Cc, is in the BMP).
+_BLANK = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if is_blank(c))
+HAS_TEXT = f"[^{_BLANK}]"
 # A title once trimmed: a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between them.
 TITLE_PATTERN = f"^[{_SPACE}]*{NON_BLANK}(?:[\\s\\S]{{0,{MAX_TITLE_CHARS - 2}}}{NON_BLANK})?[{_SPACE}]*$"
 # The legacy stream's collection name: the prefix and a chat id.
@@ -93,6 +98,7 @@ class Health(BaseModel):
 PATTERN_RULES = {
     ID_PATTERN: f"should be {ID_RULE}",
     NON_BLANK: "should not be blank",
+    HAS_TEXT: HAS_TEXT_RULE,
     TITLE_PATTERN: f"should be 1-{MAX_TITLE_CHARS} characters once trimmed",
     COLLECTION_PATTERN: f"should be '{COLLECTION_PREFIX}' followed by a chat id ({ID_RULE})",
 }
@@ -102,8 +108,9 @@ PATTERN_RULES = {
 
 class ChatStreamRequest(BaseModel):
     message: str = Field(
-        min_length=1, max_length=MESSAGE_MAX_CHARS, pattern=NON_BLANK,
-        description=f"The question; non-blank, at most {MESSAGE_MAX_CHARS} characters",
+        min_length=1, max_length=MESSAGE_MAX_CHARS, pattern=HAS_TEXT,
+        description=f"The question: some text (not only spaces or control characters), at most {MESSAGE_MAX_CHARS} "
+        "characters",
     )
     session_id: Id | None = Field(None, description="Conversation id; a new one is made when absent")
 

@@ -26,6 +26,12 @@ class ApiSettings(BaseSettings):
         2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"
     )
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
+    max_json_body_bytes: int = Field(
+        1024 * 1024, gt=0,
+        description="The largest request body read, uploads aside (which have their own limits); past it, 413 "
+        "PAYLOAD_TOO_LARGE. A question's body is at most ~25 KB (2,000 characters, each at most 12 bytes as a JSON "
+        "escape); the default leaves room for an OpenAI client that resends a long conversation with each question",
+    )
     default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")
     model_name: str = Field("axiom", description="The model id the OpenAI-compatible API lists and accepts")
     frontend_dir: Path = Field(

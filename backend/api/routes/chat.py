@@ -25,11 +25,11 @@ _STREAM_DOC = {
         "(docs/api.md)",
         "content": {"text/event-stream": {}},
     },
-    **error_responses(400, 503),
+    **error_responses(400, 404, 503),
 }
 
 
-@router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 503))
+@router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 503))
 async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep) -> ChatResponse:
     question = answerer.question(
         body.message, chat_id=body.chat_id or api.default_chat_id, session_id=body.session_id
