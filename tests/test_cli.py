@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.config import Settings
+from backend.stores.memory import MemoryStore
+
 AXIOM = str(Path(sys.executable).with_name("axiom"))
 NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
 RUNS = 4
@@ -48,3 +51,26 @@ def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_wi
         assert run.returncode == 2, run.stderr[-2000:]
         assert "made no progress" in run.stderr
         assert "Building index" not in run.stderr  # bm25s's debug line once printed on every ask
+
+
+def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    memory = MemoryStore(Settings(data_dir=data_dir).memory_db_path)
+    memory.bind("theirs", "other")
+    memory.add("theirs", "user", "a question asked in the other chat")
+    env = {**os.environ, "AXIOM_DATA_DIR": str(data_dir)}
+
+    def ask(session_id: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [AXIOM, "ask", "--chat", "notes", "--session", session_id, "Hello!"],
+            env=env, capture_output=True, text=True, timeout=600, check=False,
+        )
+
+    refused = ask("theirs")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "belongs to the chat it was started in" in refused.stderr
+    assert [m.content for m in memory.history("theirs")] == ["a question asked in the other chat"]
+
+    answered = ask("mine")
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    assert memory.chat_of("mine") == "notes" and len(memory.history("mine")) == 2
