@@ -4,7 +4,8 @@ A chat needs no record to exist: uploading or asking in it is enough (ADR-007). 
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
 chat's conversation in the history session of the same id; every session asked in a chat belongs to it
 (backend/conversations.py), so deleting a chat clears them all. A chat exists while it has any of these — a name,
-documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404 until something is uploaded or asked in it again.
+documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404 until
+something is uploaded or asked in it again.
 """
 
 from __future__ import annotations
@@ -81,7 +82,10 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        if not (contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)):
+        exists = (
+            contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)
+        )
+        if not exists:
             raise _not_found(chat_id)
         return contents
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 import backend.errors
+from backend.api.schemas import COLLECTION_PATTERN, PATTERN_RULES
 from backend.api.settings import ApiSettings
 from tests.api.server import RunningServer, serve
 from tests.api.support import assert_error, upload
@@ -182,7 +183,9 @@ def test_deleting_a_chat_clears_every_session_of_it(client, server):
 )
 def test_an_empty_id_is_refused_never_taken_as_the_default(client, server, path, body, headers, field):
     before = stored(server)
-    assert_error(client.post(path, json=body, headers=headers), 400, "VALIDATION_ERROR", field=field)
+    refused = assert_error(client.post(path, json=body, headers=headers), 400, "VALIDATION_ERROR", field=field)
+    rule = PATTERN_RULES[COLLECTION_PATTERN] if field == "collection_name" else "should not be empty"
+    assert refused["message"] == f"Invalid {field}: {rule}."
     assert stored(server) == before
 
 
