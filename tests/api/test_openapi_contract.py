@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.api.schemas import MESSAGE_MAX_CHARS, NON_BLANK, TITLE_PATTERN
+from backend.api.schemas import HAS_TEXT, MESSAGE_MAX_CHARS, TITLE_PATTERN
 from backend.api.settings import ApiSettings
 from backend.ids import ID_MAX_LENGTH, ID_PATTERN
 from tests.api.server import serve
@@ -47,7 +47,7 @@ def test_the_document_declares_the_constraints_the_code_enforces(server):
                                ("/chats/{chat_id}", "patch", "chat_id")]:
         (parameter,) = [p for p in paths[path][method]["parameters"] if p["name"] == name]
         assert id_rule.items() <= parameter["schema"].items(), (path, name)
-    assert {"maxLength": MESSAGE_MAX_CHARS, "minLength": 1, "pattern": NON_BLANK}.items() <= (
+    assert {"maxLength": MESSAGE_MAX_CHARS, "minLength": 1, "pattern": HAS_TEXT}.items() <= (
         schemas["ChatStreamRequest"]["properties"]["message"].items()
     )
     assert schemas["ChatRename"]["properties"]["title"]["pattern"] == TITLE_PATTERN
