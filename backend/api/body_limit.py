@@ -22,12 +22,6 @@ class _Overflow(Exception):
     """Raised into the app by ``receive`` once the body has passed the limit; the app's own answer is dropped."""
 
 
-def body_too_large(max_bytes: int) -> PayloadTooLarge:
-    return PayloadTooLarge(
-        f"The request body is larger than the limit of {max_bytes} bytes.", limit_bytes=max_bytes
-    )
-
-
 class BodyLimit:
     """Pure ASGI middleware: ``exempt(scope)`` names the requests it does not apply to."""
 
@@ -73,7 +67,9 @@ class BodyLimit:
             await self._refuse(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        error = body_too_large(self._max_bytes)
+        error = PayloadTooLarge(
+            f"The request body is larger than the limit of {self._max_bytes} bytes.", limit_bytes=self._max_bytes
+        )
         # The rest of the body is never read: the server closes the connection after this answer.
         await JSONResponse(error.to_body(), status_code=error.status, headers={"Connection": "close"})(
             scope, receive, send
@@ -100,4 +96,3 @@ def declare_body_limit(openapi: dict[str, Any], *, max_bytes: int) -> None:
         for operation in operations.values():
             if "application/json" in operation.get("requestBody", {}).get("content", {}):
                 operation.setdefault("responses", {})["413"] = response
-

@@ -16,7 +16,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, Route
 
 from backend.api.answers import NO_SURROGATE_RULE
 from backend.api.schemas import PATTERN_RULES
@@ -40,7 +40,8 @@ _BODY_PROBLEMS = {"missing": f"is missing: it {_JSON_OBJECT}", "model_attributes
 
 
 def _readable(problem: dict[str, Any]) -> str:
-    """pydantic names a broken pattern by quoting the regex; a person needs the rule it spells."""
+    """pydantic names a broken pattern by quoting the regex, FastAPI a JSON syntax error by its offset alone; a
+    person needs the rule that was broken."""
     if problem["type"] == "string_pattern_mismatch":
         return PATTERN_RULES.get(problem.get("ctx", {}).get("pattern"), problem["msg"])
     if problem["type"] == "string_too_short" and problem["ctx"]["min_length"] == 1:
@@ -65,10 +66,10 @@ def _field(problem: dict[str, Any]) -> str:
 def _validation_error_body(error: RequestValidationError) -> dict[str, Any]:
     problems = [{"field": _field(problem), "message": _readable(problem)} for problem in error.errors()]
     first = problems[0] if problems else {"field": "request", "message": "is not valid"}
-    return invalid_body(first["field"], first["message"], problems)
+    return _invalid_body(first["field"], first["message"], problems)
 
 
-def invalid_body(field: str, problem: str, problems: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def _invalid_body(field: str, problem: str, problems: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """The 400 VALIDATION_ERROR body: "Invalid <field>: <problem>." (a whole body: "The request body <problem>.")."""
     message = f"The request body {problem}." if field == "body" else f"Invalid {field}: {problem}."
     return error_body(
@@ -79,8 +80,8 @@ def invalid_body(field: str, problem: str, problems: list[dict[str, str]] | None
 def _unreadable_body(error: StarletteHTTPException) -> dict[str, Any]:
     """FastAPI answers a body it cannot decode at all (bytes that are not UTF-8 text) with a bare 400."""
     if isinstance(error.__cause__, UnicodeDecodeError):
-        return invalid_body("body", "is not valid JSON: it is not UTF-8 text")
-    return invalid_body("body", f"could not be read: {error.detail}")
+        return _invalid_body("body", "is not valid JSON: it is not UTF-8 text")
+    return _invalid_body("body", f"could not be read: {error.detail}")
 
 
 def _not_found(request: Request, routes: Iterable[BaseRoute]) -> JSONResponse:
@@ -88,8 +89,9 @@ def _not_found(request: Request, routes: Iterable[BaseRoute]) -> JSONResponse:
     path = request.url.path
     other = path.rstrip("/") if path.endswith("/") else f"{path}/"
     scope = {**request.scope, "path": other}
+    # Routes only: a mount (the web UI's files) matches any path below it.
     hint = f" (the route is {other})" if other and any(
-        route.matches(scope)[0] is not Match.NONE for route in routes
+        isinstance(route, Route) and route.matches(scope)[0] is not Match.NONE for route in routes
     ) else ""
     return JSONResponse(error_body("NOT_FOUND", f"No route {request.method} {path}{hint}."), status_code=404)
 

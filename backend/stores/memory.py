@@ -168,7 +168,7 @@ class MemoryStore:
         with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO sessions (session_id, chat_id) VALUES (?, ?) ON CONFLICT(session_id) DO NOTHING",
-                (_session(session_id), validate_id(chat_id, field="chat_id")),
+                (_session(session_id), _chat(chat_id)),
             )
             return db.execute("SELECT chat_id FROM sessions WHERE session_id=?", (session_id,)).fetchone()[0]
 
