@@ -23,7 +23,7 @@ def test_the_bundled_lexicon_is_the_embedders_whole_words():
     lexicon = bundled_lexicon()
     assert 20_000 < len(lexicon) < 31_000
     assert {"the", "revenue", "gdp", "html", "por", "que"} <= lexicon
-    assert not any(word.startswith("##") or word.startswith("[") for word in lexicon)
+    assert not any(word.startswith(("##", "[")) for word in lexicon)
 
 
 def test_the_character_model_finds_words_likelier_than_noise():
