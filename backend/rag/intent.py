@@ -322,6 +322,10 @@ class IntentRouter:
     def neighbours(self) -> int:
         return self._neighbours
 
+    @property
+    def noise_bits(self) -> float:
+        return self._garbage.noise_bits
+
     def classify(self, query: str, history: Sequence[ChatMessage] = ()) -> IntentDecision:
         """``history`` is the conversation before ``query``; only the last assistant message in it matters."""
         previous_answer = _last_assistant_message(history)

@@ -10,7 +10,7 @@ from backend.rag.garbage import (
     GarbageDetector,
     WordKind,
     bundled_lexicon,
-    repeats_a_cycle,
+    cycle_unit,
 )
 
 
@@ -33,25 +33,26 @@ def test_the_character_model_finds_words_likelier_than_noise():
 
 
 @pytest.mark.parametrize(
-    "words, expected",
+    "words, cycles, unit",
     [
-        (["the", "the", "the"], True),
-        (["ok", "go", "ok", "go", "ok", "go"], True),
-        (["bye", "bye"], False),  # said twice, a farewell
-        (["the", "the", "end"], False),
-        (["what"], False),
-        ([], False),
+        (["the", "the", "the"], 3, ["the"]),
+        (["ok", "go", "ok", "go", "ok", "go"], 3, ["ok", "go"]),
+        (["bye", "bye"], 3, None),
+        (["bye", "bye"], 2, ["bye"]),
+        (["the", "the", "end"], 2, None),
+        (["what"], 2, None),
+        ([], 2, None),
     ],
 )
-def test_a_word_or_phrase_said_three_times_is_a_cycle(words, expected):
-    assert repeats_a_cycle(words) is expected
+def test_the_unit_a_message_repeats_is_found(words, cycles, unit):
+    assert cycle_unit(words, cycles) == unit
 
 
 @pytest.mark.parametrize(
     "word, kind",
     [
         ("revenue", WordKind.CONTENT),  # in the lexicon
-        ("2019", WordKind.CONTENT),  # a number
+        ("2019", WordKind.UNJUDGED),  # a number: content only beside words
         ("kündigungsrecht", WordKind.CONTENT),  # accents: another language, not a mashed keyboard
         ("pourquoi", WordKind.CONTENT),  # unknown but word-like
         ("spotify", WordKind.CONTENT),
@@ -73,6 +74,7 @@ def test_words_are_judged(garbage, word, kind):
     [
         "asdkjhasd", "lkjlkj lkjlkj", "the the the", "The the THE.", "jeuvqzebe resaqirrf blprztfhk", "poiui tuiiuio",
         "{-}+-;!}[K*?)].-", "asdf!!@# 123", "opopo `\\ 313", "citi citi citi citi?", "aaaaaa",
+        "orng orng", "J}=", "ajno >$ 5825", "jdkfsla",
     ],
 )
 def test_noise_is_garbage(garbage, message):
