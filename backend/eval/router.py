@@ -45,9 +45,11 @@ import numpy as np
 
 from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
+from backend.eval.garbage_set import KINDS, NoiseMessage, generate_noise, vocabulary_of
 from backend.eval.metrics import percentile
 from backend.llm.base import LLM
 from backend.llm.factory import build_llm
+from backend.rag.garbage import DEFAULT_NOISE_BITS, RANDOM_LETTER_BITS, GarbageDetector, bundled_lexicon
 from backend.rag.intent import (
     DEFAULT_EXEMPLARS,
     DEFAULT_NEIGHBOURS,
@@ -67,6 +69,12 @@ QUESTION_FLOOR = 0.95
 # The LLM layer takes about a second per undecided message on 2 cores, so with it the test split is sampled.
 LLM_SAMPLE_PER_GROUP = 50
 _SAMPLE_SEED = 0
+# The noise set: this many generated messages of each kind per split, from a seed of its own per split.
+NOISE_PER_KIND = 400
+NOISE_SEEDS = {"val": 1, "test": 2}
+# Noise thresholds tried on val, in bits a letter above (+) or below (-) letters typed at random.
+NOISE_MARGINS = (-0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0)
+GARBAGE_RECALL_FLOOR = 0.98
 
 _CLINC_DOMAINS: dict[str, tuple[str, ...]] = {
     "banking": (
@@ -251,11 +259,14 @@ class SweepPoint:
     question: float
 
 
-def sweep_settings(embedder: Embedder, val: Sequence[LabelledQuery]) -> list[SweepPoint]:
+def sweep_settings(
+    embedder: Embedder, val: Sequence[LabelledQuery], garbage: GarbageDetector
+) -> list[SweepPoint]:
     points = []
     for neighbours in NEIGHBOURS:
         for threshold in THRESHOLDS:
-            scores = score_router(IntentRouter(embedder, threshold=threshold, neighbours=neighbours), val, "sweep")
+            router = IntentRouter(embedder, threshold=threshold, neighbours=neighbours, garbage=garbage)
+            scores = score_router(router, val, "sweep")
             points.append(SweepPoint(neighbours, threshold, scores.balanced, scores.accuracy["question"]))
     return points
 
@@ -265,6 +276,78 @@ def best_setting(points: Sequence[SweepPoint]) -> SweepPoint:
     does); on a tie, the higher threshold, which sends more messages to retrieval."""
     safe = [point for point in points if point.question >= QUESTION_FLOOR] or list(points)
     return max(safe, key=lambda point: (round(point.balanced, 6), point.threshold))
+
+
+def noise_set(split: str, queries: Sequence[LabelledQuery]) -> list[NoiseMessage]:
+    """The split's generated noise; the words it repeats come from the split's own in-scope queries."""
+    in_scope = [query.text for query in queries if query.clinc_intent != "oos"]
+    return generate_noise(NOISE_SEEDS[split], NOISE_PER_KIND, vocabulary_of(in_scope))
+
+
+@dataclass(frozen=True)
+class NoisePoint:
+    noise_bits: float
+    recall: float  # share of the noise set judged garbage
+    in_scope_to_garbage: float  # share of CLINC's in-scope queries judged garbage
+
+
+def sweep_noise_bits(
+    lexicon: frozenset[str], noise: Sequence[NoiseMessage], queries: Sequence[LabelledQuery]
+) -> list[NoisePoint]:
+    """The garbage rule alone (no embedding needed) at each of NOISE_MARGINS around random typing."""
+    in_scope = [query.text for query in queries if query.clinc_intent != "oos"]
+    points = []
+    for margin in NOISE_MARGINS:
+        detector = GarbageDetector(lexicon, RANDOM_LETTER_BITS + margin)
+        recall = sum(detector.is_garbage(message.text) for message in noise) / len(noise)
+        misrouted = sum(detector.is_garbage(text) for text in in_scope) / len(in_scope)
+        points.append(NoisePoint(round(RANDOM_LETTER_BITS + margin, 3), recall, misrouted))
+    return points
+
+
+def best_noise_bits(points: Sequence[NoisePoint]) -> NoisePoint:
+    """The fewest in-scope queries judged garbage among the points that catch GARBAGE_RECALL_FLOOR of the noise
+    (all points if none does), then the higher recall: a real question turned away costs the user an answer, a
+    piece of noise let through costs one search that finds nothing."""
+    safe = [point for point in points if point.recall >= GARBAGE_RECALL_FLOOR] or list(points)
+    return min(safe, key=lambda point: (point.in_scope_to_garbage, -point.recall))
+
+
+@dataclass(frozen=True)
+class GarbageScores:
+    split: str
+    noise_bits: float
+    noise_messages: int
+    recall: float
+    recall_by_kind: dict[str, float]
+    missed: list[str]  # noise the router did not call garbage
+    in_scope_queries: int
+    in_scope_to_garbage: float
+    misrouted: list[str]  # in-scope queries the router called garbage
+    oos_to_garbage: float
+
+
+def score_garbage(
+    router: IntentRouter, split: str, noise: Sequence[NoiseMessage], queries: Sequence[LabelledQuery]
+) -> GarbageScores:
+    """The whole router (no LLM: garbage is the rules' alone) on the split's noise and CLINC queries."""
+    caught = {message: router.classify(message.text).intent is Intent.GARBAGE for message in noise}
+    to_garbage = {query: router.classify(query.text).intent is Intent.GARBAGE for query in queries}
+    in_scope = [query for query in queries if query.clinc_intent != "oos"]
+    oos = [query for query in queries if query.clinc_intent == "oos"]
+    by_kind = {kind: [hit for message, hit in caught.items() if message.kind == kind] for kind in KINDS}
+    return GarbageScores(
+        split=split,
+        noise_bits=router.noise_bits,
+        noise_messages=len(noise),
+        recall=sum(caught.values()) / len(noise),
+        recall_by_kind={kind: sum(hits) / len(hits) for kind, hits in by_kind.items() if hits},
+        missed=[message.text for message, hit in caught.items() if not hit],
+        in_scope_queries=len(in_scope),
+        in_scope_to_garbage=sum(to_garbage[query] for query in in_scope) / len(in_scope),
+        misrouted=[query.text for query in in_scope if to_garbage[query]],
+        oos_to_garbage=sum(to_garbage[query] for query in oos) / len(oos) if oos else 0.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -278,6 +361,9 @@ class RouterReport:
     router_defaults: tuple[int, float]  # (neighbours, threshold) that IntentRouter uses when not told
     val_sweep: list[SweepPoint]
     test: list[RouterScores]
+    noise_defaults: float  # the noise threshold GarbageDetector uses when not told
+    noise_sweep: list[NoisePoint]  # on val
+    garbage: list[GarbageScores]  # val, then test, at the threshold chosen on val
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -307,11 +393,40 @@ class RouterReport:
                 f"{scores.p50_ms:>8.1f}{scores.mean_ms:>8.1f}  {layers}"
             )
         lines.append("latency: the first run embeds each query with the model; later runs reuse its vectors")
+        lines += self._garbage_lines()
         for scores in self.test:
             lines.append(f"confusion, {scores.label} (group → predicted intents):")
             for group, counts in scores.confusion.items():
                 lines.append(f"  {group:<10} " + ", ".join(f"{intent} {n}" for intent, n in counts.items()))
         return "\n".join(lines)
+
+
+    def _garbage_lines(self) -> list[str]:
+        lines = [
+            (
+                f"garbage: generated noise ({NOISE_PER_KIND} of each kind: {', '.join(KINDS)}) and CLINC in-scope "
+                f"queries, through the chosen router; noise threshold (bits a letter, random typing "
+                f"{RANDOM_LETTER_BITS:.3f}; GarbageDetector default {self.noise_defaults:.3f}) chosen on val: fewest "
+                f"in-scope queries sent to garbage with recall >= {GARBAGE_RECALL_FLOOR}"
+            ),
+            "  val sweep: " + ", ".join(
+                f"{p.noise_bits:.3f} bits: recall {p.recall:.3f}, in-scope {p.in_scope_to_garbage:.2%}"
+                for p in self.noise_sweep
+            ),
+        ]
+        for scores in self.garbage:
+            kinds = " ".join(f"{kind} {recall:.3f}" for kind, recall in scores.recall_by_kind.items())
+            lines += [
+                (
+                    f"  {scores.split:<5} {scores.noise_bits:.3f} bits: garbage recall {scores.recall:.4f} "
+                    f"({scores.noise_messages} messages; {kinds}); in-scope sent to garbage "
+                    f"{scores.in_scope_to_garbage:.2%} of {scores.in_scope_queries}; oos sent to garbage "
+                    f"{scores.oos_to_garbage:.2%}"
+                ),
+                f"        missed: {scores.missed[:12]}",
+                f"        in-scope sent to garbage: {scores.misrouted[:12]}",
+            ]
+        return lines
 
 
 def _stratified_sample(queries: Sequence[LabelledQuery], per_group: int) -> list[LabelledQuery]:
@@ -327,7 +442,11 @@ def evaluate_router(
     embedder: Embedder, splits: Mapping[str, Sequence[LabelledQuery]], llm: LLM | None = None
 ) -> RouterReport:
     memoised = _MemoisedEmbedder(embedder)
-    sweep = sweep_settings(memoised, splits["val"])
+    lexicon = bundled_lexicon()
+    noise = {split: noise_set(split, queries) for split, queries in splits.items()}
+    noise_sweep = sweep_noise_bits(lexicon, noise["val"], splits["val"])
+    garbage = GarbageDetector(lexicon, best_noise_bits(noise_sweep).noise_bits)
+    sweep = sweep_settings(memoised, splits["val"], garbage)
     chosen = best_setting(sweep)
     seed_rule = best_setting([point for point in sweep if point.neighbours == SEED_NEIGHBOURS])
     runs = [
@@ -338,11 +457,15 @@ def evaluate_router(
     test = splits["test"] if llm is None else _stratified_sample(splits["test"], LLM_SAMPLE_PER_GROUP)
     scores = [
         score_router(
-            IntentRouter(memoised, llm, threshold=threshold, neighbours=neighbours),
+            IntentRouter(memoised, llm, threshold=threshold, neighbours=neighbours, garbage=garbage),
             test,
             f"{name}: {neighbours}-NN, {threshold}",
         )
         for name, neighbours, threshold in runs
+    ]
+    chosen_router = IntentRouter(memoised, threshold=chosen.threshold, neighbours=chosen.neighbours, garbage=garbage)
+    garbage_scores = [
+        score_garbage(chosen_router, split, noise[split], splits[split]) for split in ("val", "test")
     ]
     mapping: dict[str, list[str]] = {name: [] for name in (*EVAL_CLASSES, EXCLUDED)}
     for clinc_intent, name in sorted(CLINC_MAPPING.items()):
@@ -357,6 +480,9 @@ def evaluate_router(
         router_defaults=(DEFAULT_NEIGHBOURS, DEFAULT_THRESHOLD),
         val_sweep=sweep,
         test=scores,
+        noise_defaults=DEFAULT_NOISE_BITS,
+        noise_sweep=noise_sweep,
+        garbage=garbage_scores,
     )
 
 

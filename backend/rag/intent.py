@@ -1,8 +1,8 @@
 """Decides what a chat message asks for before any retrieval runs: the seed's three-layer router (§3-4).
 
-L0 ``rules``: deterministic checks for input that cannot be a request (empty or one character, no letters, one
-character repeated, a few stopwords that ask nothing) and for bare references ("it?", "that one") that need the
-conversation to mean anything.
+L0 ``rules``: deterministic checks for input that cannot be a request (noise: empty, no letters, keyboard mashes,
+random letters, a word said over and over, symbol runs, see backend/rag/garbage.py; a few stopwords that ask
+nothing) and for bare references ("it?", "that one") that need the conversation to mean anything.
 L1 ``exemplars``: each intent is scored by the cosine similarity (bundled embedding model) of its ``neighbours``
 hand-written exemplars nearest the message; the best intent is taken when its score reaches ``threshold``.
 L2 ``llm``: when L1 is unsure and an LLM is given, the LLM picks an intent under a JSON schema.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -36,6 +35,7 @@ import numpy as np
 
 from backend.embeddings import Embedder
 from backend.llm.base import LLM, ChatMessage, GenerationParams, LLMUnavailable
+from backend.rag.garbage import GarbageDetector
 from backend.retrieval.tokenize import ENGLISH_STOPWORDS
 
 
@@ -78,7 +78,6 @@ class IntentDecision:
 _WORD = re.compile(r"[^\W_]+")
 _MAX_SHORT_WORDS = 5
 _STOPWORD_SHARE = 0.9
-_REPEATED_CHAR_SHARE = 0.9
 
 # "more" and "again" alone are follow-up requests and "up" makes "what's up" a greeting, so none is a filler word here.
 _FILLER_WORDS = ENGLISH_STOPWORDS - {"more", "again", "up"}
@@ -93,37 +92,18 @@ _REFERENCE_WORDS = _QUESTION_WORDS | {
 }
 
 
-# Runs of neighbouring keys (either direction): a single "word" drawn from one of them is someone mashing keys.
-_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
-_MIN_MASH_LETTERS = 4
-_VOWELS = frozenset("aeiouy")
-
-
-def _is_keyboard_mash(word: str) -> bool:
-    if len(word) < _MIN_MASH_LETTERS:
-        return False
-    if any(word in row or word in row[::-1] for row in _KEYBOARD_ROWS):
-        return True
-    # Five or more letters without a vowel ("sdfgh", "jkljkl") are no word in any language we index.
-    return len(word) >= 5 and word.isalpha() and word.isascii() and not _VOWELS & set(word)
-
-
 class RuleVerdict(Enum):
     GARBAGE = "garbage"
     BARE_REFERENCE = "bare_reference"
     PASSED = "passed"
 
 
-def check_hard_rules(query: str) -> RuleVerdict:
-    text = unicodedata.normalize("NFKC", query).strip().casefold()
-    if len(text) <= 1 or not any(char.isalpha() for char in text):
+def check_hard_rules(query: str, garbage: GarbageDetector) -> RuleVerdict:
+    """Noise first (backend/rag/garbage.py), so that noise made of reference words ("the the the") is never taken
+    for a reference to the previous answer; then bare references; then a few stopwords that ask nothing."""
+    if garbage.is_garbage(query):
         return RuleVerdict.GARBAGE
-    visible = [char for char in text if not char.isspace()]
-    if Counter(visible).most_common(1)[0][1] / len(visible) > _REPEATED_CHAR_SHARE:
-        return RuleVerdict.GARBAGE
-    words = _WORD.findall(text)
-    if len(words) == 1 and _is_keyboard_mash(words[0]):
-        return RuleVerdict.GARBAGE
+    words = _WORD.findall(unicodedata.normalize("NFKC", query).casefold())
     if all(word in _REFERENCE_WORDS for word in words):
         return RuleVerdict.BARE_REFERENCE
     fillers = sum(word in _FILLER_WORDS for word in words)
@@ -326,7 +306,9 @@ class IntentRouter:
         threshold: float = DEFAULT_THRESHOLD,
         exemplars: Mapping[Intent, Sequence[str]] = DEFAULT_EXEMPLARS,
         neighbours: int = DEFAULT_NEIGHBOURS,
+        garbage: GarbageDetector | None = None,
     ) -> None:
+        self._garbage = garbage if garbage is not None else GarbageDetector.bundled()
         self._matcher = ExemplarMatcher(embedder, exemplars, neighbours)
         self._llm = LLMIntentClassifier(llm) if llm is not None else None
         self._threshold = threshold
@@ -340,10 +322,14 @@ class IntentRouter:
     def neighbours(self) -> int:
         return self._neighbours
 
+    @property
+    def noise_bits(self) -> float:
+        return self._garbage.noise_bits
+
     def classify(self, query: str, history: Sequence[ChatMessage] = ()) -> IntentDecision:
         """``history`` is the conversation before ``query``; only the last assistant message in it matters."""
         previous_answer = _last_assistant_message(history)
-        verdict = check_hard_rules(query)
+        verdict = check_hard_rules(query, self._garbage)
         if verdict is RuleVerdict.GARBAGE:
             return IntentDecision(Intent.GARBAGE, RULE_CONFIDENCE, "rules")
         if verdict is RuleVerdict.BARE_REFERENCE:

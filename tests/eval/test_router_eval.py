@@ -9,12 +9,17 @@ import pytest
 
 from backend.config import Settings
 from backend.embeddings import build_embedder
+from backend.eval.garbage_set import KINDS, generate_noise, vocabulary_of
 from backend.eval.router import (
     CLINC_MAPPING,
     EVAL_CLASSES,
     EXCLUDED,
+    GARBAGE_RECALL_FLOOR,
+    NOISE_PER_KIND,
     REPORT_GROUPS,
+    NoisePoint,
     SweepPoint,
+    best_noise_bits,
     best_setting,
     eval_class,
     evaluate_router,
@@ -124,3 +129,37 @@ def test_the_cli_entry_point_prints_json(clinc_slice):
     assert printed["mapping"][EXCLUDED] == ["cancel", "maybe", "no", "repeat", "yes"]
     assert [run["label"].split(":")[0] for run in printed["test"]] == ["chosen", "seed rule, tuned", "seed"]
     assert printed["test_queries"] == len(SLICE_INTENTS[:-1]) * PER_INTENT["test"] + 2 * PER_INTENT["test"]
+
+
+def test_the_noise_set_is_seeded_covers_every_kind_and_repeats_the_splits_words():
+    vocabulary = vocabulary_of(["How do I pay my bill", "what is my balance"])
+    assert vocabulary == ["how", "do", "i", "pay", "my", "bill", "what", "is", "balance"]
+    noise = generate_noise(seed=1, per_kind=40, vocabulary=vocabulary)
+    assert noise == generate_noise(seed=1, per_kind=40, vocabulary=vocabulary)
+    assert noise != generate_noise(seed=2, per_kind=40, vocabulary=vocabulary)
+    assert [message.kind for message in noise] == [kind for kind in KINDS for _ in range(40)]
+    assert all(message.text.strip() for message in noise)
+    repeated = [message.text.casefold() for message in noise if message.kind == "repeated_word"]
+    assert any(text.split()[0].strip("?!.") in vocabulary for text in repeated)
+
+
+def test_the_noise_threshold_keeps_real_queries_first():
+    points = [
+        NoisePoint(noise_bits=4.2, recall=0.995, in_scope_to_garbage=0.002),
+        NoisePoint(noise_bits=4.7, recall=0.990, in_scope_to_garbage=0.001),
+        NoisePoint(noise_bits=4.95, recall=0.985, in_scope_to_garbage=0.001),
+        NoisePoint(noise_bits=5.2, recall=0.970, in_scope_to_garbage=0.0),  # misses too much noise
+    ]
+    assert best_noise_bits(points) == points[1]  # tie on in-scope: the higher recall
+    assert all(point.recall < GARBAGE_RECALL_FLOOR for point in points[3:])
+    assert best_noise_bits(points[3:]) == points[3]  # nothing meets the floor: the best there is
+
+
+def test_the_report_scores_garbage_on_val_and_test(report):
+    val, test = report.garbage
+    assert (val.split, test.split) == ("val", "test")
+    assert val.noise_messages == test.noise_messages == NOISE_PER_KIND * len(KINDS)
+    assert set(test.recall_by_kind) == set(KINDS)
+    assert test.recall >= 0.95 and test.in_scope_to_garbage <= 0.01
+    assert val.noise_bits == best_noise_bits(report.noise_sweep).noise_bits
+    assert "garbage recall" in report.table()

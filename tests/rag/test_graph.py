@@ -107,6 +107,26 @@ def test_keyboard_mash_is_rejected_kindly(chat):
     assert llm.prompts == []
 
 
+@pytest.mark.parametrize("noise", ["asdkjhasd", "lkjlkj lkjlkj", "the the the", "#$%^ sdf&*("])
+def test_noise_gets_the_garbage_reply_even_after_an_answer(chat, noise):
+    """Issue 11: after an answer, "the the the" was a follow-up that rewrote that answer."""
+    services, llm = chat(GROUNDED)
+    first, _ = ask(services, "What water temperature do axolotls need?")
+    for session in ("fresh", "s1"):  # without, then with a previous answer
+        result, events = ask(services, noise, session=session)
+        assert result.intent == "garbage" and result.answer == FIXED_REPLIES["garbage"]
+        assert [e["content"] for e in events if e["type"] == "token"] == [FIXED_REPLIES["garbage"]]
+    assert len(llm.prompts) == 1  # only the first question's answer: noise never reaches the model
+    assert services.memory.history("s1")[1].content == first.answer
+
+
+def test_a_looping_model_is_stopped_after_one_round(chat):
+    services, llm = chat(GROUNDED + " " + " ".join([GROUNDED] * 60))  # some 700 words if it ran to the end
+    result, _ = ask(services, "What water temperature do axolotls need?")
+    assert result.answer == GROUNDED and result.is_grounded and result.iterations == 1
+    assert llm.words_streamed <= 2 * len(GROUNDED.split())
+
+
 def test_a_grounded_answer_is_cited_and_remembered(chat):
     services, llm = chat(GROUNDED)
     result, events = ask(services, "What water temperature do axolotls need?")

@@ -9,6 +9,7 @@ import pytest
 from backend.config import Settings
 from backend.embeddings import build_embedder
 from backend.llm.base import ChatMessage, GenerationParams, LLMUnavailable
+from backend.rag.garbage import GarbageDetector
 from backend.rag.intent import (
     DEFAULT_EXEMPLARS,
     SEED_NEIGHBOURS,
@@ -33,8 +34,13 @@ def embedder(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def router(embedder):
-    return IntentRouter(embedder)
+def garbage():
+    return GarbageDetector.bundled()
+
+
+@pytest.fixture(scope="session")
+def router(embedder, garbage):
+    return IntentRouter(embedder, garbage=garbage)
 
 
 class FixedAnswerLLM:
@@ -64,28 +70,28 @@ class FixedAnswerLLM:
 
 
 @pytest.mark.parametrize("query", ["", "   ", "a", "?", "\n\t"])
-def test_empty_or_single_character_is_garbage(query):
-    assert check_hard_rules(query) is RuleVerdict.GARBAGE
+def test_empty_or_single_character_is_garbage(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.GARBAGE
 
 
 @pytest.mark.parametrize("query", ["123 456", "!!!???", "42", ":-) :-)", "3.14 + 2.71 = ?"])
-def test_input_without_letters_is_garbage(query):
-    assert check_hard_rules(query) is RuleVerdict.GARBAGE
+def test_input_without_letters_is_garbage(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.GARBAGE
 
 
 @pytest.mark.parametrize("query", ["aaaaaaaaaa", "zzzzzzzzzzzzzzzzzzzz!", "hhhhhhhhhhhhhhhhhhhhhhhh h"])
-def test_one_repeated_character_is_garbage(query):
-    assert check_hard_rules(query) is RuleVerdict.GARBAGE
+def test_one_repeated_character_is_garbage(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.GARBAGE
 
 
 @pytest.mark.parametrize("query", ["of the and", "to be or not", "with them into", "but not for me"])
-def test_short_input_of_only_stopwords_is_garbage(query):
-    assert check_hard_rules(query) is RuleVerdict.GARBAGE
+def test_short_input_of_only_stopwords_is_garbage(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.GARBAGE
 
 
 @pytest.mark.parametrize("query", ["it?", "that one", "what?", "which one", "why", "this", "what is it?"])
-def test_bare_reference_is_recognised(query):
-    assert check_hard_rules(query) is RuleVerdict.BARE_REFERENCE
+def test_bare_reference_is_recognised(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.BARE_REFERENCE
 
 
 @pytest.mark.parametrize(
@@ -95,8 +101,29 @@ def test_bare_reference_is_recognised(query):
         "aab", "where am i", "how are you doing", "what's up", "to be or not to be",
     ],
 )
-def test_real_messages_pass_the_rules(query):
-    assert check_hard_rules(query) is RuleVerdict.PASSED
+def test_real_messages_pass_the_rules(query, garbage):
+    assert check_hard_rules(query, garbage) is RuleVerdict.PASSED
+
+
+@pytest.mark.parametrize("query", ["asdkjhasd", "lkjlkj lkjlkj", "the the the", "Qwerty!!", "a$d#f%g^&*", "fxdymx zzkqv"])
+def test_noise_is_garbage_with_or_without_a_previous_answer(router, query):
+    """Issue 11: these went to greeting, question and clarify (follow-up after an answer, rewriting that answer)."""
+    for history in ((), PREVIOUS_TURN):
+        decision = router.classify(query, history)
+        assert (decision.intent, decision.layer) == (Intent.GARBAGE, "rules")
+
+
+@pytest.mark.parametrize(
+    "query", ["GDP?", "why?", "and 2019?", "what about 2020?", "who?", "¿por qué?", "warum?", "C++?", "hi", "ok"]
+)
+def test_short_real_messages_are_never_garbage(router, query):
+    for history in ((), PREVIOUS_TURN):
+        assert router.classify(query, history).intent is not Intent.GARBAGE
+
+
+@pytest.mark.parametrize("query", ["why?", "who?"])
+def test_a_bare_question_word_after_an_answer_asks_about_it(router, query):
+    assert router.classify(query, PREVIOUS_TURN).intent is Intent.FOLLOWUP
 
 
 def test_rules_decide_garbage_before_the_exemplars(router):
@@ -137,8 +164,8 @@ def test_off_topic_chit_chat_is_recognised(router):
     assert router.classify("tell me a joke please").intent is Intent.OFF_TOPIC
 
 
-def test_the_exemplar_table_can_say_question_confidently(embedder):
-    router = IntentRouter(embedder, threshold=0.5)
+def test_the_exemplar_table_can_say_question_confidently(embedder, garbage):
+    router = IntentRouter(embedder, threshold=0.5, garbage=garbage)
     decision = router.classify("according to the handbook, how many vacation days do employees get")
     assert (decision.intent, decision.layer) == (Intent.QUESTION, "exemplars")
 
@@ -248,10 +275,10 @@ def test_the_bundled_llm_answers_within_the_schema(embedder):
 
 
 @pytest.mark.parametrize("mash", ["asdfgh", "qwerty", "hjkl", "lkjhg", "zxcvbn", "sdfgh", "xkcdxk"])
-def test_keyboard_mashing_is_garbage(mash):
-    assert check_hard_rules(mash) is RuleVerdict.GARBAGE
+def test_keyboard_mashing_is_garbage(mash, garbage):
+    assert check_hard_rules(mash, garbage) is RuleVerdict.GARBAGE
 
 
 @pytest.mark.parametrize("word", ["html", "pdf", "rhythm", "summary", "revenue", "asdf table"])
-def test_short_acronyms_and_real_words_are_not_mashing(word):
-    assert check_hard_rules(word) is not RuleVerdict.GARBAGE
+def test_short_acronyms_and_real_words_are_not_mashing(word, garbage):
+    assert check_hard_rules(word, garbage) is not RuleVerdict.GARBAGE

@@ -112,6 +112,16 @@ def test_generate_cites_and_refuses_to_overflow_the_window(deps):
         generate({"question": "q" * 3000, "relevant_documents": PASSAGES, "history": history, "iteration": 0, "chat_id": "pets"}, d)
 
 
+def test_generate_stops_a_model_that_loops_and_keeps_one_round(deps):
+    round_ = "The bridge opened in 1932 [Source 1]. Its steel arch spans 503 metres across the harbour [Source 2]. "
+    d = deps(round_ * 40)  # about 700 words if it ran to the end
+    update = generate({"question": "Tell me about the bridge", "relevant_documents": PASSAGES, "iteration": 0,
+                       "chat_id": "pets"}, d)
+    assert update["answer"] == round_.strip()
+    scripted = d.llm.provider
+    assert scripted.words_streamed <= 2 * len(round_.split()) and scripted.closed_streams == 1
+
+
 def test_generate_recognises_the_models_own_decline(deps):
     update = generate({"question": "Who?", "relevant_documents": PASSAGES, "iteration": 0, "chat_id": "pets"},
                       deps("The documents do not contain this information."))

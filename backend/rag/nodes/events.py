@@ -10,7 +10,7 @@ still reading its prompt, polls the same event.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 
 from langgraph.config import get_config, get_stream_writer
@@ -84,24 +84,36 @@ def model_waiter(chat_id: str, patience: float | None, *, announce: bool = True)
 
 
 def write_with_model(
-    llm: ScheduledLLM, chat_id: str, messages: Sequence[ChatMessage], params: GenerationParams, patience: float | None
+    llm: ScheduledLLM,
+    chat_id: str,
+    messages: Sequence[ChatMessage],
+    params: GenerationParams,
+    patience: float | None,
+    cut_at: Callable[[str], int | None] | None = None,
 ) -> str | None:
     """The model's answer, each piece streamed to the asker as a token once the model's turn comes; None when the
-    wait would exceed ``patience`` (nothing was streamed then)."""
-    pieces = []
+    wait would exceed ``patience`` (nothing was streamed then). ``cut_at`` is asked after every piece where the
+    answer so far goes wrong (answer_text.loop_start: it started repeating itself); once it names a place,
+    generation stops and the answer ends there."""
+    written = ""
     waiter = model_waiter(chat_id, patience)
     try:
-        # closing(): a Stop raised by token() must close the LLM stream, which stops generation at the provider.
+        # closing(): leaving the loop, or a Stop raised by token(), closes the LLM stream, which stops generation
+        # at the provider.
         with closing(llm.stream(messages, params, waiter=waiter)) as stream:
             for piece in stream:
                 token(piece)
-                pieces.append(piece)
+                written += piece
+                cut = cut_at(written) if cut_at is not None else None
+                if cut is not None:
+                    written = written[:cut]
+                    break
     except ModelBusy:
         return None
     if waiter.cancelled():
         # A provider told to stop ends its stream quietly (mid-prompt, nothing written): what came is no answer.
         raise GenerationCancelled()
-    return "".join(pieces)
+    return written
 
 
 def ensure_not_cancelled() -> None:

@@ -6,7 +6,7 @@ import re
 
 from backend.errors import SynthesisFailed
 from backend.llm.base import ChatMessage, GenerationParams
-from backend.rag.answer_text import ECHO_STOPS, tidy
+from backend.rag.answer_text import ECHO_STOPS, loop_start, tidy
 from backend.rag.citations import add_missing_citations, build_context, cited_sources
 from backend.rag.deps import RAGDeps
 from backend.rag.nodes.events import emit, write_with_model
@@ -60,7 +60,9 @@ def generate(state: RAGState, deps: RAGDeps) -> RAGState:
         deps,
     )
     params = GenerationParams(max_tokens=deps.limits.answer_max_tokens, stop=ECHO_STOPS)
-    written = write_with_model(deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds)
+    written = write_with_model(
+        deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds, cut_at=loop_start
+    )
     if written is None:
         # Nothing was streamed (the wait ends before the model starts): the evidence becomes the answer.
         return {"model_busy": True, "processing_steps": [f"generate:model busy (attempt {iteration + 1})"]}

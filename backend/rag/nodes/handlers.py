@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from backend.llm.base import GenerationParams
 from backend.models import Chunk, Passage
+from backend.rag.answer_text import loop_start
 from backend.rag.citations import build_context
 from backend.rag.deps import RAGDeps
 from backend.rag.nodes.events import token, write_with_model
@@ -74,7 +75,9 @@ def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     )
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
     params = GenerationParams(max_tokens=deps.limits.answer_max_tokens)
-    written = write_with_model(deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds)
+    written = write_with_model(
+        deps.llm, state["chat_id"], messages, params, deps.limits.queue_patience_seconds, cut_at=loop_start
+    )
     if written is None:
         # Reworking an answer needs the model; the previous answer and its sources are still on screen.
         return _fixed(MODEL_BUSY_REPLY, "fixed", "transform:model busy")
