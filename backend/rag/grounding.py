@@ -2,50 +2,63 @@
 
 An answer that repeats its question's words finds them in the sources (the question was asked about those
 sources), so overlap with the sources says little. The check therefore takes the question and judges each
-sentence of the answer on its new part: the content words, numbers and names the question does not already
-hold, plus a negation the question does not make. That part must be supported in one answer-bearing place: a
-source sentence with its neighbours (``window`` sentences either side, for "It"/"He" that name what the
-sentence before said) that also carries at least one of the question's key terms. A new part spread over
-unrelated sentences of a passage, or found only next to other words, is not supported. Hard evidence is never
-forgiven: every new number and proper name must be in that place, and a negation needs one there too.
+sentence of the answer on its new part: the content words, numbers and names the question does not hold (or
+holds fewer times: "Who was born first, A or B: B" names B anew), plus a negation the question does not make.
+That part must be found whole in one answer-bearing place: a single source sentence (with the sentence before
+it when it opens with "It", "He", "They", …) that also holds the question's terms the answer sentence relates
+its new part to ("X is owned by Time Inc": "owned", "Time", "Inc"), or, for a bare answer ("Delhi") or one
+that copies its whole question, at least one of the question's terms. A new part spread over a passage, or
+found only next to other words, is not supported; a new number or name missing there, or a negation the place
+does not make, is never forgiven.
 
 Decisions, in order:
-1. Nothing new: an answer to a "wh" question that only restates it ("The presence of DC-SIGNR affects the
-   MTCT of HIV-1") is not an answer. Yes/no and choice questions may be answered in their own words ("yes", "B").
+1. Nothing new: an answer to a "wh" question that repeats most of it and names nothing else ("The presence of
+   DC-SIGNR affects the MTCT of HIV-1") is not an answer. One that picks a few of its words ("Australia" for
+   "… active in all of which country?") and answers to choice questions ("B") are checked whole as picks; a
+   yes/no question may be answered "yes".
 2. Fast: when under ``ungrounded_below`` of the new words and trigrams are anywhere in the sources, the answer is
    not grounded (``fast_score``).
-3. Claims: every sentence with a new part must be supported as above (``support_at`` of its new content words
-   in the place). Grounded when all are.
+3. Claims: every sentence with a new part must be supported as above. Grounded when all are.
 4. A capable LLM (an injected ``verifier``), when there is one, decides an answer that failed step 3 only on
-   content-word coverage (a paraphrase): the wording may differ where the facts do not.
+   word coverage, not on a number, name, negation or missing question term: a paraphrase it can read.
 
 Sentences about the documents or the assistant ("I could not find …") claim nothing and are skipped; a hedge
 in front of a claim ("I'm not sure, but …") is dropped and the claim checked. Without a question every content
-word is new and no key term is required. Tuned with ``axiom eval groundedness`` (backend/eval/groundedness.py).
+word is new and no question term is required. Parameters were chosen with ``axiom eval groundedness``
+(backend/eval/groundedness.py, docs/benchmarks.md); what no word-level check can see is a wrong relation
+between words that do stand together ("Y directed the film" where Y wrote it) and a wrong yes/no.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import Stemmer
 
-from backend.rag.question_terms import key_terms, question_form
+from backend.rag.question_terms import QuestionForm, key_term_counts, question_form
 from backend.rag.text_terms import AnalysedText, Term, analyse, content_words, english_stemmer
 
 log = logging.getLogger(__name__)
 
 WORD_WEIGHT = 0.6
 TRIGRAM_WEIGHT = 0.4
+# Parameters chosen on records 1-250 of HaluEval QA in its three answer forms (backend/eval/groundedness.py).
 # Share of a sentence's new content words that its answer-bearing place must hold.
-SUPPORT_AT = 0.8
-# Source sentences either side of a sentence that count as the same place.
-WINDOW = 1
+SUPPORT_AT = 1.0
+# Share of the question's terms a sentence repeats that must stand in that place too (at least one).
+ANCHOR_AT = 1.0
+# An answer to a "wh" question adding nothing is a restatement when it repeats more than this share of the
+# question's terms, and a pick from them ("Australia" for "… active in all of which country?") otherwise.
+RESTATES_ABOVE = 0.5
+# A sentence holding at least this share of its question's terms copies the question ("<question>: B").
+COPIES_AT = 0.8
 
 Verifier = Callable[[str, Sequence[str]], str]
 Method = Literal["fast", "llm", "claims"]
@@ -78,8 +91,8 @@ _META_SENTENCE = re.compile(
 # A hedge before a claim: "I'm not sure, but", "Sorry, I don't know; however", "I think that". What follows it
 # is checked like any sentence; a hedge with nothing after it is a meta sentence.
 _HEDGE = re.compile(
-    r"^\W*(?:(?:i['’]?m|i am)\s+(?:not\s+(?:sure|certain)|sorry)|sorry|i\s+(?:don['’]?t|do not)\s+know"
-    r"|i\s+apologi[sz]e)\b[^,;:.]*?(?:[,;:]\s*(?:but|however)?\s*|\s+but\s+)"
+    r"^(?:\W*(?:(?:i['’]?m|i am)\s+(?:not\s+(?:sure|certain)|sorry)|sorry|i\s+(?:don['’]?t|do not)\s+know"
+    r"|i\s+apologi[sz]e)\b[^,;:.]*?(?:[,;:]\s*(?:but|however)?\s*|\s+but\s+))+"
     r"|^\W*i\s+(?:think|believe|guess|suppose)\s+(?:that\s+)?",
     re.IGNORECASE,
 )
@@ -93,6 +106,7 @@ _SENTENCE_END = re.compile(
 )
 # Pasted-together paragraphs ("…in the 19th century.First for Women is…"): a sentence end without its space.
 _MISSING_SPACE = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
+_PRONOUN_START = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these|that|those)\b", re.IGNORECASE)
 _ABBREVIATIONS = frozenset(
     ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "fig", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
 )
@@ -203,34 +217,82 @@ def says_enough_to_check(answer: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class _Question:
+    """What the question already says: its terms (stem → occurrences), its form, whether it negates."""
+
+    counts: Counter[str]
+    form: QuestionForm | None  # None: no question was given
+    negated: bool
+
+
+def _question(question: str | None, rewritten: str | None, stemmer: Stemmer.Stemmer) -> _Question:
+    asked = [q for q in (question, rewritten) if q]
+    return _Question(
+        key_term_counts(*asked),
+        question_form(question) if question else None,
+        any(analyse(q, stemmer).negated for q in asked),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class _Claim:
-    """One sentence of the answer and the part of it to check: what its question did not already say."""
+    """One sentence of the answer and the part of it to check against the sources."""
 
     sentence: str
-    new: tuple[Term, ...]
+    checked: tuple[Term, ...]  # the new terms, or for a pick ("B" for "A or B?") all of the sentence's terms
+    given: frozenset[str]  # the question's terms the sentence repeats: where it says its new part applies
     new_negation: bool  # the sentence negates and the question does not
     trigrams: frozenset[tuple[str, str, str]]
 
     @property
-    def says_something_new(self) -> bool:
-        return bool(self.new) or self.new_negation
+    def says_something(self) -> bool:
+        return bool(self.checked) or self.new_negation
 
 
-def _new_parts(claims: Sequence[tuple[str, AnalysedText]], given: frozenset[str], question_negated: bool
-               ) -> list[_Claim]:
-    parts = []
-    for sentence, claim in claims:
-        new = tuple(t for t in claim.content if t.stem not in given and t.stem not in _FRAMING_STEMS)
+def _new_part(sentence: str, claim: AnalysedText, question: _Question) -> _Claim:
+    """The terms of ``claim`` that it holds more often than its question does: a term the question holds
+    is given, unless the sentence names it again ("Who was born first, A or B: B")."""
+    counts = Counter(term.stem for term in claim.terms if term.content)
+    new = tuple(
+        t for t in claim.content if counts[t.stem] > question.counts[t.stem] and t.stem not in _FRAMING_STEMS
+    )
+    new_stems = {t.stem for t in new}
+    return _Claim(
+        sentence,
+        new,
+        frozenset(t.stem for t in claim.content if t.stem in question.counts),
+        claim.negated and not question.negated,
         # A trigram is new when it holds a new word; one made of the question's words is the question.
-        stems = {t.stem for t in new}
-        trigrams = frozenset(tri for tri in claim.trigrams if stems.intersection(tri))
-        parts.append(_Claim(sentence, new, claim.negated and not question_negated, trigrams))
-    return parts
+        frozenset(tri for tri in claim.trigrams if new_stems.intersection(tri)),
+    )
+
+
+def _as_pick(sentence: str, claim: AnalysedText, question: _Question) -> _Claim:
+    """A sentence that adds nothing to its question, checked whole: an answer that picks from the question's
+    own words ("B", "B was born first") must still be found where the question's other terms are."""
+    words = tuple(t for t in claim.content if t.stem not in _FRAMING_STEMS)
+    return _Claim(sentence, words, frozenset(), claim.negated and not question.negated, claim.trigrams)
+
+
+def _restates(claims: Sequence[tuple[str, AnalysedText]], question: _Question) -> bool:
+    """Whether the answer repeats most of its question's terms: a restatement, not a pick from it."""
+    repeated = {t.stem for _, claim in claims for t in claim.content} & set(question.counts)
+    return len(repeated) > RESTATES_ABOVE * len(question.counts)
+
+
+def _parts_to_check(claims: Sequence[tuple[str, AnalysedText]], question: _Question) -> list[_Claim] | None:
+    """The parts of the answer that need support, or None when the answer only restates a "wh" question."""
+    parts = [_new_part(sentence, claim, question) for sentence, claim in claims]
+    if any(part.says_something for part in parts) or question.form in (None, "yes_no"):
+        return [part for part in parts if part.says_something]
+    if question.form == "wh" and _restates(claims, question):
+        return None
+    return [part for sentence, claim in claims if (part := _as_pick(sentence, claim, question)).says_something]
 
 
 def _overlap(parts: Sequence[_Claim], sources: Sequence[AnalysedText]) -> float:
     """0.6 · share of the new words found anywhere in the sources + 0.4 · share of the new trigrams."""
-    words = list({term.stem: term for part in parts for term in part.new}.values())
+    words = list({term.stem: term for part in parts for term in part.checked}.values())
     if not words:
         return 1.0  # nothing checkable is claimed
     source_stems = frozenset().union(*(s.stems for s in sources))
@@ -246,8 +308,7 @@ def fast_score(answer: str, sources: Sequence[str], question: str | None = None)
     """0.6 · word overlap + 0.4 · trigram overlap of what the answer adds to ``question`` against all
     ``sources`` together."""
     stemmer = english_stemmer()
-    given = key_terms(question)
-    parts = _new_parts(_claims(answer, stemmer), given, False)
+    parts = _parts_to_check(_claims(answer, stemmer), _question(question, None, stemmer)) or []
     return _overlap(parts, [analyse(source, stemmer) for source in sources])
 
 
@@ -280,37 +341,40 @@ def sentence_support(
 
 @dataclass(frozen=True, slots=True)
 class _Place:
-    """A source sentence with its neighbours: where an answer's new part must be found whole."""
+    """A source sentence, with the sentence before it when it opens with a pronoun ("It was designed by …"):
+    where an answer's new part must be found whole."""
 
     source_index: int
     stems: frozenset[str]
     negated: bool
 
 
-def _places(sources: Sequence[str], stemmer: Stemmer.Stemmer, window: int) -> list[_Place]:
+def _places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[_Place]:
     places = []
     for index, source in enumerate(sources):
-        sentences = [analyse(s, stemmer) for s in split_sentences(_MISSING_SPACE.sub(" ", source))]
-        for at in range(len(sentences)):
-            around = sentences[max(0, at - window) : at + window + 1]
+        sentences = split_sentences(_MISSING_SPACE.sub(" ", source))
+        analysed = [analyse(sentence, stemmer) for sentence in sentences]
+        for at, sentence in enumerate(analysed):
+            around = [analysed[at - 1], sentence] if at and _PRONOUN_START.match(sentences[at]) else [sentence]
             places.append(_Place(
                 index, frozenset().union(*(s.stems for s in around)), any(s.negated for s in around)
             ))
     return places
 
 
-def _claim_support(part: _Claim, places: Sequence[_Place], key: frozenset[str], support_at: float
-                   ) -> SentenceSupport:
-    """``part``'s new content in its best place: one that carries a key term of the question (when there is a
-    question), the negation if the part adds one, every new number and name, and ``support_at`` of its words."""
+def _claim_support(part: _Claim, places: Sequence[_Place], anchor: frozenset[str], needed: int,
+                   support_at: float) -> SentenceSupport:
+    """``part``'s checked terms in their best place: one that holds ``needed`` of the ``anchor`` terms (the
+    question's terms the sentence relates its new part to), the negation if the part adds one, every checked
+    number and name, and ``support_at`` of its checked words."""
     best: SentenceSupport | None = None
     for place in places:
-        missing = [term for term in part.new if term.stem not in place.stems]
-        score = 1 - len(missing) / len(part.new) if part.new else 1.0
+        missing = [term for term in part.checked if term.stem not in place.stems]
+        score = 1 - len(missing) / len(part.checked) if part.checked else 1.0
         hard = (
             any(term.number or term.name for term in missing)
             or (part.new_negation and not place.negated)
-            or (bool(key) and not key & place.stems)
+            or len(anchor & place.stems) < needed
         )
         candidate = SentenceSupport(
             part.sentence, score >= support_at and not hard, score, place.source_index,
@@ -319,8 +383,23 @@ def _claim_support(part: _Claim, places: Sequence[_Place], key: frozenset[str], 
         if best is None or _rank(candidate) > _rank(best):
             best = candidate
     return best or SentenceSupport(
-        part.sentence, False, 0.0, None, tuple(term.surface for term in part.new), hard=True
+        part.sentence, False, 0.0, None, tuple(term.surface for term in part.checked), hard=True
     )
+
+
+def _anchor(part: _Claim, question: _Question, source_stems: frozenset[str], anchor_at: float
+            ) -> tuple[frozenset[str], int]:
+    """The question's terms that must stand next to ``part``, and how many of them. A sentence that repeats
+    a few of them ("X is owned by Time Inc") asserts its new part of those: ``anchor_at`` of them must be
+    there. A bare answer ("Delhi") or one that copies most of its question ("… has a head office in the city
+    Delhi") picks no relation out: one of the question's terms will do, as a multi-part question's terms
+    stand in several sentences. Only terms the sources hold at all count."""
+    checked = {term.stem for term in part.checked}
+    repeated = (part.given - checked) & source_stems
+    if repeated and len(part.given) < COPIES_AT * len(question.counts):
+        return repeated, max(1, math.ceil(anchor_at * len(repeated)))
+    anchor = (frozenset(question.counts) - checked) & source_stems
+    return anchor, min(1, len(anchor))
 
 
 def _rank(support: SentenceSupport) -> tuple[bool, bool, float]:
@@ -450,14 +529,14 @@ class GroundednessChecker:
         verifier: Verifier | None = None,
         ungrounded_below: float = 0.3,
         support_at: float = SUPPORT_AT,
-        window: int = WINDOW,
+        anchor_at: float = ANCHOR_AT,
     ) -> None:
-        if not 0 <= ungrounded_below <= 1 or not 0 <= support_at <= 1 or window < 0:
-            raise ValueError("need 0 <= ungrounded_below <= 1, 0 <= support_at <= 1 and window >= 0")
+        if not all(0 <= share <= 1 for share in (ungrounded_below, support_at, anchor_at)):
+            raise ValueError("need ungrounded_below, support_at and anchor_at in [0, 1]")
         self._verifier = verifier
         self._ungrounded_below = ungrounded_below
         self._support_at = support_at
-        self._window = window
+        self._anchor_at = anchor_at
 
     def check(
         self, answer: str, sources: Sequence[str], question: str | None = None,
@@ -467,17 +546,15 @@ class GroundednessChecker:
         the words of either are given, not new."""
         stemmer = english_stemmer()
         analysed_sources = [analyse(source, stemmer) for source in sources]
-        given = key_terms(question, rewritten_question)
-        question_negated = any(analyse(q, stemmer).negated for q in (question, rewritten_question) if q)
-        parts = [p for p in _new_parts(_claims(answer, stemmer), given, question_negated) if p.says_something_new]
+        asked = _question(question, rewritten_question, stemmer)
+        parts = _parts_to_check(_claims(answer, stemmer), asked)
+        if parts is None:
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=0.0, method="claims",
+                issues=["the answer only restates the question: it names nothing the question did not"],
+            )
         overlap = _overlap(parts, analysed_sources)
-
         if not parts:
-            if question and question_form(question) == "wh":
-                return GroundednessVerdict(
-                    is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                    issues=["the answer only restates the question: it names nothing the question did not"],
-                )
             return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
         if overlap < self._ungrounded_below:
             return GroundednessVerdict(
@@ -486,8 +563,11 @@ class GroundednessChecker:
             )
 
         source_stems = frozenset().union(*(s.stems for s in analysed_sources))
-        places = _places(sources, stemmer, self._window)
-        checked = [_claim_support(part, places, given & source_stems, self._support_at) for part in parts]
+        places = _places(sources, stemmer)
+        checked = [
+            _claim_support(part, places, *_anchor(part, asked, source_stems, self._anchor_at), self._support_at)
+            for part in parts
+        ]
         unsupported = [s for s in checked if not s.supported]
         if unsupported and self._verifier is not None and not any(s.hard for s in unsupported):
             verdict = self._ask_verifier(answer, sources)

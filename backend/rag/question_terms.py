@@ -9,6 +9,7 @@ first, A or B?") is answered with the question's own words ("yes", "B").
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Literal
 
 from backend.rag.text_terms import analyse, english_stemmer
@@ -37,9 +38,17 @@ def question_form(question: str) -> QuestionForm:
     return "wh"
 
 
+def key_term_counts(*questions: str | None) -> Counter[str]:
+    """How often each content word or number (stemmed) occurs in the given questions (the user's and its
+    rewrite): the larger count of the two. An answer repeating a term more often than its question names it
+    anew ("Who was born first, A or B: B")."""
+    stemmer = english_stemmer()
+    counts: Counter[str] = Counter()
+    for question in filter(None, questions):
+        counts |= Counter(term.stem for term in analyse(question, stemmer).terms if term.content)
+    return counts
+
+
 def key_terms(*questions: str | None) -> frozenset[str]:
     """The stems of the content words and numbers of the given questions (the user's and its rewrite)."""
-    stemmer = english_stemmer()
-    return frozenset(
-        term.stem for question in questions if question for term in analyse(question, stemmer).content
-    )
+    return frozenset(key_term_counts(*questions))
