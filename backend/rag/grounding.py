@@ -556,13 +556,13 @@ class GroundednessChecker:
         overlap = _overlap(parts, analysed_sources)
         if not parts:
             return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
+        source_stems = frozenset().union(*(s.stems for s in analysed_sources))
         if overlap < self._ungrounded_below:
+            missing = {t.stem: t.surface for part in parts for t in part.checked if t.stem not in source_stems}
             return GroundednessVerdict(
                 is_grounded=False, score=overlap, fast_score=overlap, method="fast",
-                issues=["most of what the answer adds is not in the sources"],
+                issues=[f"most of what the answer adds is not in the sources; missing: {', '.join(missing.values())}"],
             )
-
-        source_stems = frozenset().union(*(s.stems for s in analysed_sources))
         places = _places(sources, stemmer)
         checked = [
             _claim_support(part, places, *_anchor(part, asked, source_stems, self._anchor_at), self._support_at)
