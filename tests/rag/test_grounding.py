@@ -270,23 +270,23 @@ def test_an_answer_needs_two_content_words_besides_its_framing_to_be_checked() -
 
 # The shapes of wrong written answers that passed the overlap check (issue 11), and answers that must pass.
 DC_SIGNR = [
-    "The presence of DC-SIGNR affects the MTCT of HIV-1 in several ways. DC-SIGNR genetic variants were "
-    "associated with a higher risk of intrauterine transmission of HIV-1 from mother to child."
+    ("The presence of DC-SIGNR affects the MTCT of HIV-1 in several ways. DC-SIGNR genetic variants were "
+    "associated with a higher risk of intrauterine transmission of HIV-1 from mother to child.")
 ]
 MARGARET = [
-    "Margaret was the daughter of Edward the Exile. Her brother Edgar Aetheling was proclaimed king in 1066. "
-    "King Edward II of England reigned from 1307 to 1327."
+    ("Margaret was the daughter of Edward the Exile. Her brother Edgar Aetheling was proclaimed king in 1066. "
+    "King Edward II of England reigned from 1307 to 1327.")
 ]
 INFLUENZA = [
-    "Coronaviruses were a significant cause of influenza-like illness among the healthy adolescents we studied. "
-    "Influenza A was found in 12 samples from older adults."
+    ("Coronaviruses were a significant cause of influenza-like illness among the healthy adolescents we studied. "
+    "Influenza A was found in 12 samples from older adults.")
 ]
 CALCIUM = [
     "Aspartate is the amino acid involved in calcium binding in the protein. Other molecules bind zinc."
 ]
 PLANTS = [
-    "Calochone is a genus of flowering plants in the family Rubiaceae. "
-    "Adlumia is a genus of flowering plants in the poppy family."
+    ("Calochone is a genus of flowering plants in the family Rubiaceae. "
+    "Adlumia is a genus of flowering plants in the poppy family.")
 ]
 SQUAD = ["SQuAD contains 107,785 question-answer pairs on 536 articles. Crowdworkers were paid $9 per hour."]
 
@@ -304,15 +304,15 @@ SQUAD = ["SQuAD contains 107,785 question-answer pairs on 536 articles. Crowdwor
         ("Who was Margaret's brother?", "Margaret's brother was King Edward II of England [Source 1].", MARGARET),
         (
             "What is a significant cause of influenza-like illness among healthy adolescents?",
-            "A significant cause of influenza-like illness among healthy adolescents is Influenza A (12) "
-            "[Source 1].",
+            ("A significant cause of influenza-like illness among healthy adolescents is Influenza A (12) "
+            "[Source 1]."),
             INFLUENZA,
         ),
         # A vacuous sentence: it names no amino acid.
         (
             "Which amino acid is involved in calcium binding in the protein?",
-            "The amino acid that is involved in calcium binding in the protein could be one such molecule "
-            "[Source 1].",
+            ("The amino acid that is involved in calcium binding in the protein could be one such molecule "
+            "[Source 1]."),
             CALCIUM,
         ),
         # A hedged sentence is checked like the others.
@@ -359,8 +359,8 @@ def test_wrong_answer_shapes_are_not_grounded(question: str, answer: str, source
         ),
         ("Are Calochone and Adlumia both flowering plants?", "Yes, both are a genus of flowering plants.", PLANTS),
         ("Who was born first, Pablo Trapero or Aleksander Ford?", "Aleksander Ford [Source 1].",
-         ["Pablo Trapero (born 4 October 1971) is an Argentine director. Aleksander Ford (born 24 November 1908) "
-          "was a Polish film director."]),
+         [("Pablo Trapero (born 4 October 1971) is an Argentine director. Aleksander Ford (born 24 November 1908) "
+          "was a Polish film director.")]),
     ],
 )
 def test_right_answers_stay_grounded(question: str, answer: str, sources: list[str]) -> None:
