@@ -48,7 +48,3 @@ def key_term_counts(*questions: str | None) -> Counter[str]:
         counts |= Counter(term.stem for term in analyse(question, stemmer).terms if term.content)
     return counts
 
-
-def key_terms(*questions: str | None) -> frozenset[str]:
-    """The stems of the content words and numbers of the given questions (the user's and its rewrite)."""
-    return frozenset(key_term_counts(*questions))
