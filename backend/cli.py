@@ -115,7 +115,10 @@ def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
 def _eval_groundedness(args: argparse.Namespace, settings: Settings) -> int:
     from backend.eval.groundedness import run_groundedness_eval
 
-    print(run_groundedness_eval(args.halueval, args.json))
+    if not args.halueval and not args.labelled:
+        print("axiom eval groundedness: give --halueval, --labelled or both", file=sys.stderr)
+        return 2
+    print(run_groundedness_eval(args.halueval, args.json, args.labelled))
     return 0
 
 
@@ -166,8 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--json", action="store_true", help="print the report as JSON")
     retrieval.add_argument("--quiet", action="store_true", help="no progress on stderr")
     retrieval.set_defaults(run=_eval_retrieval)
-    groundedness = evals.add_parser("groundedness", help="precision/recall of the groundedness check on HaluEval")
-    groundedness.add_argument("--halueval", type=Path, required=True, help="HaluEval qa_one-turn_data.json")
+    groundedness = evals.add_parser(
+        "groundedness", help="precision/recall of the groundedness check on HaluEval and/or labelled answers"
+    )
+    groundedness.add_argument("--halueval", type=Path, help="HaluEval qa_one-turn_data.json (three answer forms)")
+    groundedness.add_argument(
+        "--labelled", type=Path, help="labelled answers, JSON lines (e.g. bench/data/grounding_answers.jsonl)"
+    )
     groundedness.add_argument("--json", action="store_true", help="print the report as JSON")
     groundedness.set_defaults(run=_eval_groundedness)
     router = evals.add_parser("router", help="intent router accuracy per class on CLINC150")

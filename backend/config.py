@@ -70,7 +70,10 @@ class Settings(BaseSettings):
 
     # Quality.
     max_retries: int = 2
-    hallucination_threshold: float = 0.8
+    hallucination_threshold: float = Field(
+        1.0, ge=0.0, le=1.0,
+        description="Share of an answer sentence's new words its source sentence must hold (docs/benchmarks.md)",
+    )
 
     # Language model. "llamacpp" runs a GGUF in-process; the others talk to a server.
     llm_provider: Literal["llamacpp", "ollama", "openai"] = "llamacpp"

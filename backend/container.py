@@ -97,7 +97,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
             threshold=settings.intent_threshold, neighbours=settings.intent_neighbours,
         ),
         checker=GroundednessChecker(
-            _llm_verifier(llm) if capable else None, grounded_at=settings.hallucination_threshold
+            _llm_verifier(llm) if capable else None, support_at=settings.hallucination_threshold
         ),
         embedder=embedder,
         limits=GenerationLimits(

@@ -9,6 +9,8 @@ from backend.eval.groundedness import (
     LabelledAnswer,
     evaluate_groundedness,
     load_halueval,
+    load_labelled_answers,
+    restate_as_sentence,
     run_groundedness_eval,
 )
 from backend.rag.grounding import GroundednessChecker
@@ -29,8 +31,7 @@ RECORDS = [
 ]
 
 # Grounded answers written for real HaluEval records (by record index): they reword, reorder and combine the
-# knowledge as a generated answer would, so most land in layer 1's in-between band, where HaluEval's own right
-# answers (copied spans) never go. The sentence check must accept them.
+# knowledge as a generated answer would, where HaluEval's own right answers are copied spans.
 PARAPHRASES = {
     29: "Both 750 Seventh Avenue and 101 Park Avenue are skyscrapers located in New York City.",
     48: "Robert Sheehan, an Irish actor, starred in The Messenger alongside Lily Cole.",
@@ -84,17 +85,40 @@ def test_load_halueval_gives_a_grounded_and_a_hallucinated_pair_per_record(tmp_p
     path = tmp_path / "qa.json"
     path.write_text("\n".join(json.dumps(record) for record in RECORDS) + "\n")
     pairs = load_halueval(path)
+    oberoi, mara = (record["question"] for record in RECORDS)
     assert pairs == [
-        LabelledAnswer(RECORDS[0]["knowledge"], "Delhi", True),
-        LabelledAnswer(RECORDS[0]["knowledge"], "Mumbai, the financial capital of India.", False),
-        LabelledAnswer(RECORDS[1]["knowledge"], "Mara Santangelo", True),
-        LabelledAnswer(RECORDS[1]["knowledge"], "Chris Evert", False),
+        LabelledAnswer((RECORDS[0]["knowledge"],), "Delhi", True, oberoi),
+        LabelledAnswer((RECORDS[0]["knowledge"],), "Mumbai, the financial capital of India.", False, oberoi),
+        LabelledAnswer((RECORDS[1]["knowledge"],), "Mara Santangelo", True, mara),
+        LabelledAnswer((RECORDS[1]["knowledge"],), "Chris Evert", False, mara),
     ]
-    prefixed = load_halueval(path, question_prefixed=True)
+    prefixed = load_halueval(path, "prefixed")
     assert prefixed[0].answer == (
         "The Oberoi family is part of a hotel company that has a head office in what city: Delhi"
     )
-    assert [p.label_grounded for p in prefixed] == [True, False, True, False]
+    restated = load_halueval(path, "restated")
+    assert restated[0].answer == "The Oberoi family is part of a hotel company that has a head office in the city Delhi."
+    assert [p.label_grounded for p in prefixed + restated] == [True, False, True, False] * 2
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "statement"),
+    [
+        ("What is the length of the track?", "6.213 km long", "The length of the track is 6.213 km long."),
+        ("Who was Margaret's brother?", "Edgar", "Margaret's brother was Edgar."),
+        ("Which magazine was started first?", "Arthur's Magazine",
+         "The magazine was started first is Arthur's Magazine."),
+        ("Where did the music originate?", "the United States",
+         "The place where the music originate is the United States."),
+        ("How many pairs does SQuAD contain?", "107,785", "The number of pairs does SQuAD contain is 107,785."),
+        ("Milhouse was named after who?", "Richard Nixon", "Milhouse was named after Richard Nixon."),
+        ("The series first aired in what year?", "2006", "The series first aired in the year 2006."),
+        ("Are Jane and First for Women both magazines?", "yes",
+         "Whether are Jane and First for Women both magazines: yes."),
+    ],
+)
+def test_restate_as_sentence_follows_fixed_rules(question: str, answer: str, statement: str) -> None:
+    assert restate_as_sentence(question, answer) == statement
 
 
 def test_load_halueval_reads_a_json_array_and_rejects_other_records(tmp_path: Path) -> None:
@@ -107,50 +131,81 @@ def test_load_halueval_reads_a_json_array_and_rejects_other_records(tmp_path: Pa
         load_halueval(wrong)
 
 
-def test_evaluate_counts_flagged_not_grounded_as_positive() -> None:
-    source = "Kjelsberg was born in Svelvik in 1866. She was a politician for the Liberal Party."
+def test_load_labelled_answers_needs_a_label_on_every_line(tmp_path: Path) -> None:
+    record = {"question": "Q?", "answer": "A [Source 1].", "sources": ["A."], "label": "grounded"}
+    path = tmp_path / "labelled.jsonl"
+    path.write_text(json.dumps(record) + "\n\n" + json.dumps({**record, "label": "not grounded"}) + "\n")
+    assert load_labelled_answers(path) == [
+        LabelledAnswer(("A.",), "A [Source 1].", True, "Q?"), LabelledAnswer(("A.",), "A [Source 1].", False, "Q?")
+    ]
+    path.write_text(json.dumps({**record, "label": "maybe"}) + "\n")
+    with pytest.raises(ValueError, match="line 1 has no label"):
+        load_labelled_answers(path)
+
+
+def test_evaluate_counts_flagged_not_grounded_as_positive_and_reports_grounded_precision() -> None:
+    source = ("Kjelsberg was born in Svelvik in 1866. She was a politician for the Liberal Party.",)
+    born, party = "Where and when was Kjelsberg born?", "Which party was Kjelsberg in?"
     pairs = [
-        LabelledAnswer(source, "Kjelsberg was born in Svelvik in 1866.", True),  # passes: true negative
-        LabelledAnswer(source, "She was a politician for the Liberal Party.", True),  # true negative
-        LabelledAnswer(source, "Kjelsberg was born in Svelvik in 1871.", False),  # flagged: true positive
-        LabelledAnswer(source, "A famous painter from Bergen, Norway.", False),  # true positive
-        LabelledAnswer(source, "Yes.", False),  # nothing to check, passes: false negative
-        # Grounded, but reworded too far for word overlap: false positive.
-        LabelledAnswer(
-            source, "In 1866 the town of Svelvik saw the birth of Kjelsberg, a Liberal politician.", True
-        ),
+        LabelledAnswer(source, "Kjelsberg was born in Svelvik in 1866.", True, born),  # passes: true negative
+        LabelledAnswer(source, "The Liberal Party.", True, party),  # true negative
+        LabelledAnswer(source, "Kjelsberg was born in Svelvik in 1871.", False, born),  # flagged: true positive
+        LabelledAnswer(source, "A famous painter from Bergen, Norway.", False, party),  # true positive
+        LabelledAnswer(source, "She was a politician for the Liberal Party.", False, born),  # missed: false neg.
+        # Grounded, but reworded too far for a word-level check: false positive.
+        LabelledAnswer(source, "Svelvik saw her birth in 1866.", True, born),
     ]
     report = evaluate_groundedness(GroundednessChecker(), pairs)
     assert report.n == 6
     assert report.precision == pytest.approx(2 / 3) and report.recall == pytest.approx(2 / 3)
     assert report.f1 == pytest.approx(2 / 3) and report.accuracy == pytest.approx(4 / 6)
+    assert report.grounded_precision == pytest.approx(2 / 3)  # of the three called grounded, two are
     assert sum(report.per_method_counts.values()) == 6 and report.ms_per_check > 0
+    assert report.max_ms_per_check >= report.ms_per_check
     assert "positive = flagged NOT grounded" in report.table()
     assert report.as_dict()["positive"] == "flagged not grounded"
 
 
-def test_default_checker_detects_hallucinations_on_held_out_halueval(halueval_path: Path) -> None:
-    # Records 250-289: the half the sentence check was not tuned on.
-    report = evaluate_groundedness(GroundednessChecker(), load_halueval(halueval_path)[500:580])
-    assert report.n == 80
-    assert report.accuracy > 0.75  # chance is 0.5
-    assert report.precision > 0.9 and report.recall > 0.6
+@pytest.mark.parametrize("form", ["given", "prefixed", "restated"])
+def test_default_checker_detects_hallucinations_on_held_out_halueval(halueval_path: Path, form: str) -> None:
+    # Records 251-300: the half the parameters were not chosen on.
+    report = evaluate_groundedness(GroundednessChecker(), load_halueval(halueval_path, form)[500:600])
+    assert report.n == 100
+    assert report.accuracy > 0.8  # chance is 0.5
+    assert report.grounded_precision > 0.8 and report.recall > 0.8
 
 
-def test_paraphrased_grounded_answers_pass(halueval_path: Path) -> None:
-    knowledge = [pair.source_text for pair in load_halueval(halueval_path)[::2]]
-    checker = GroundednessChecker()
-    verdicts = {index: checker.check(answer, [knowledge[index]]) for index, answer in PARAPHRASES.items()}
-    assert {index: v.issues for index, v in verdicts.items() if not v.is_grounded} == {}
-    assert sum(v.method == "sentences" for v in verdicts.values()) >= len(PARAPHRASES) // 2
+def test_paraphrased_grounded_answers_pass_when_one_sentence_holds_them(halueval_path: Path) -> None:
+    records = load_halueval(halueval_path)[::2]
+
+    def grounded(checker: GroundednessChecker) -> set[int]:
+        return {
+            index for index, answer in PARAPHRASES.items()
+            if checker.check(answer, records[index].sources, question=records[index].question).is_grounded
+        }
+
+    # Rewordings of what one source sentence says pass; the others join facts from several sentences, which
+    # the claim check does not accept on its own.
+    assert grounded(GroundednessChecker()) == {29, 187, 259, 420}
+    # Where they fail on word coverage alone, a capable model's verifier decides; where they name something
+    # ("Irish", "United States", "Lou") or repeat a question term the answering sentence lacks, none is asked.
+    always_yes = GroundednessChecker(verifier=lambda answer, sources: "GROUNDED: YES")
+    assert grounded(always_yes) == set(PARAPHRASES) - {48, 77, 109, 202, 298}
 
 
-def test_run_groundedness_eval_reports_both_answer_sets(halueval_path: Path, tmp_path: Path) -> None:
+def test_run_groundedness_eval_reports_every_form_and_split(halueval_path: Path, tmp_path: Path) -> None:
     subset = tmp_path / "qa_first20.json"
     subset.write_text("".join(halueval_path.read_text().splitlines(keepends=True)[:20]))
-    text = run_groundedness_eval(subset, as_json=False)
-    assert "answers as given:" in text and "answers prefixed by their question:" in text
-    assert text.count("positive = flagged NOT grounded") == 2
-    reports = json.loads(run_groundedness_eval(subset, as_json=True))
-    assert set(reports) == {"answers as given", "answers prefixed by their question"}
-    assert all(report["n"] == 40 and 0 <= report["f1"] <= 1 for report in reports.values())
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(json.dumps({"question": "Q?", "answer": "A.", "sources": ["A."], "label": "grounded"}))
+    text = run_groundedness_eval(subset, as_json=False, labelled=labelled)
+    assert text.count("positive = flagged NOT grounded") == 10
+    reports = json.loads(run_groundedness_eval(subset, as_json=True, labelled=labelled))
+    assert set(reports) == {
+        f"{form}, {split}"
+        for form in ("answers as given", "answers prefixed by their question",
+                     "question restated as a sentence + answer")
+        for split in ("records 1-10", "records 11-20", "all 20 records")
+    } | {"labelled answers (labelled.jsonl)"}
+    assert reports["answers as given, all 20 records"]["n"] == 40
+    assert reports["labelled answers (labelled.jsonl)"]["n"] == 1

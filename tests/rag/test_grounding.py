@@ -7,8 +7,6 @@ import pytest
 from backend.rag.grounding import (
     HALLUCINATION_CHECK_PROMPT,
     GroundednessChecker,
-    content_trigrams,
-    content_words,
     fast_score,
     format_check_prompt,
     parse_llm_verdict,
@@ -16,6 +14,7 @@ from backend.rag.grounding import (
     sentence_support,
     split_sentences,
 )
+from backend.rag.text_terms import content_trigrams, content_words
 
 BRIDGE = "The bridge opened in 1932 in Sydney."
 HARBOUR = [
@@ -27,8 +26,8 @@ HARBOUR = [
 ]
 # Not found in HARBOUR at all.
 UNRELATED = "The Eiffel Tower in Paris was built for the 1889 World's Fair by Gustave Eiffel's company."
-# Paraphrased (layer 1 finds it in between) but every fact is in the first source.
-PARAPHRASED = "The old harbour bridge in Sydney was opened in 1932 after being designed by Bradfield."
+# Reworded, with one word ("old") no source holds: a paraphrase only a reader (the verifier) can accept.
+PARAPHRASED = "The old harbour bridge in Sydney was opened in 1932."
 
 
 class RecordingVerifier:
@@ -99,34 +98,42 @@ def test_split_sentences_keeps_abbreviations_initials_decimals_and_wrapped_lines
     ]
 
 
-def test_verbatim_answer_with_citations_is_grounded_on_the_fast_path() -> None:
+def test_verbatim_answer_with_citations_is_grounded() -> None:
     answer = (
         "The Sydney Harbour Bridge opened in 1932 [Source 1]. It was designed by John Bradfield [Source 1]."
     )
     verdict = GroundednessChecker().check(answer, HARBOUR)
-    assert verdict.is_grounded and verdict.method == "fast" and verdict.fast_score >= 0.8
+    assert verdict.is_grounded and verdict.method == "claims" and verdict.fast_score == pytest.approx(1.0)
     assert verdict.issues == [] and verdict.unsupported_sentences == []
 
 
 def test_unrelated_answer_is_not_grounded_on_the_fast_path() -> None:
     verdict = GroundednessChecker().check(UNRELATED, HARBOUR)
     assert not verdict.is_grounded and verdict.method == "fast" and verdict.fast_score < 0.3
-    assert "Eiffel" in verdict.issues[0]
 
 
-def test_ambiguous_band_goes_to_the_sentence_check() -> None:
-    verdict = GroundednessChecker().check(PARAPHRASED, HARBOUR)
-    assert 0.3 <= verdict.fast_score < 0.8
-    assert verdict.method == "sentences" and verdict.is_grounded
+def test_fast_score_counts_only_what_the_answer_adds_to_its_question() -> None:
+    question = "When did the Sydney Harbour Bridge open?"
+    # Without the question, its own words make the wrong year look supported.
+    assert fast_score("The Sydney Harbour Bridge opened in 1935.", HARBOUR) >= 0.8
+    assert fast_score("The Sydney Harbour Bridge opened in 1935.", HARBOUR, question=question) < 0.3
+    assert fast_score("The Sydney Harbour Bridge opened in 1932.", HARBOUR, question=question) == 1.0
 
 
-def test_thresholds_decide_the_route() -> None:
-    score = fast_score(PARAPHRASED, HARBOUR)
-    assert GroundednessChecker(grounded_at=score).check(PARAPHRASED, HARBOUR).method == "fast"
-    lenient = GroundednessChecker(ungrounded_below=score + 0.01, grounded_at=0.99).check(PARAPHRASED, HARBOUR)
-    assert lenient.method == "fast" and not lenient.is_grounded
-    with pytest.raises(ValueError):
-        GroundednessChecker(grounded_at=0.2, ungrounded_below=0.5)
+def test_a_new_part_spread_over_a_passage_is_not_supported() -> None:
+    # "opened in 1932" and "Dorman Long" stand two sentences apart: no one place says both.
+    sources = ["The Sydney Harbour Bridge opened in 1932. Bradfield designed it. Dorman Long built the arch."]
+    verdict = GroundednessChecker().check(
+        "The Sydney Harbour Bridge opened in 1932 and was built by Dorman Long.", sources
+    )
+    assert not verdict.is_grounded and verdict.method == "claims"
+
+
+def test_a_sentence_opening_with_a_pronoun_is_read_with_the_one_before() -> None:
+    verdict = GroundednessChecker().check(
+        "John Bradfield designed the bridge [Source 1].", HARBOUR, question="Who designed the Harbour Bridge?"
+    )
+    assert verdict.is_grounded, verdict.issues
 
 
 def test_a_wrong_number_is_caught_even_when_overlap_is_high() -> None:
@@ -136,7 +143,7 @@ def test_a_wrong_number_is_caught_even_when_overlap_is_high() -> None:
     )
     verdict = GroundednessChecker().check(answer, HARBOUR)
     assert verdict.fast_score >= 0.8  # overlap alone would call it grounded
-    assert not verdict.is_grounded and verdict.method == "sentences"
+    assert not verdict.is_grounded and verdict.method == "claims"
     assert verdict.unsupported_sentences == ["The Sydney Harbour Bridge opened in 1935."]
     assert "1935" in verdict.issues[0]
 
@@ -221,31 +228,36 @@ def test_check_prompt_numbers_the_sources_and_asks_for_the_parsed_fields() -> No
         assert field in HALLUCINATION_CHECK_PROMPT
 
 
-def test_verifier_is_asked_only_in_the_ambiguous_band_and_decides_there() -> None:
-    verifier = RecordingVerifier("GROUNDED: NO\nSCORE: 0.4\nISSUES:\n- 'old' is not in the sources")
+def test_verifier_decides_only_answers_that_fail_on_word_coverage() -> None:
+    verifier = RecordingVerifier("GROUNDED: YES\nSCORE: 0.9\nISSUES: none")
     checker = GroundednessChecker(verifier=verifier)
-    assert checker.check("The Sydney Harbour Bridge opened in 1932.", HARBOUR).method == "fast"
+    assert checker.check("The Sydney Harbour Bridge opened in 1932.", HARBOUR).method == "claims"
     assert checker.check(UNRELATED, HARBOUR).method == "fast"
+    # A wrong year is a hard failure: no reader is asked to forgive it.
+    assert not checker.check("The Sydney Harbour Bridge opened in 1935.", HARBOUR).is_grounded
     assert verifier.calls == []
 
     verdict = checker.check(PARAPHRASED, HARBOUR)
     assert verifier.calls == [(PARAPHRASED, HARBOUR)]
-    assert verdict.method == "llm" and not verdict.is_grounded  # the sentence check alone would accept it
-    assert verdict.score == pytest.approx(0.4) and verdict.issues == ["'old' is not in the sources"]
+    assert verdict.method == "llm" and verdict.is_grounded  # the claim check alone rejects "old"
+    assert not GroundednessChecker().check(PARAPHRASED, HARBOUR).is_grounded
 
 
 def test_a_bare_score_from_the_verifier_decides_at_one_half() -> None:
     assert (
         GroundednessChecker(verifier=RecordingVerifier("SCORE: 0.7")).check(PARAPHRASED, HARBOUR).is_grounded
     )
+    assert not (
+        GroundednessChecker(verifier=RecordingVerifier("SCORE: 0.3")).check(PARAPHRASED, HARBOUR).is_grounded
+    )
 
 
 @pytest.mark.parametrize("reply", [TimeoutError("LLM did not answer"), "I am not sure what you mean."])
-def test_verifier_failure_or_unusable_reply_falls_back_to_the_sentence_check(reply: str | Exception) -> None:
+def test_verifier_failure_or_unusable_reply_falls_back_to_the_claim_check(reply: str | Exception) -> None:
     verifier = RecordingVerifier(reply)
     verdict = GroundednessChecker(verifier=verifier).check(PARAPHRASED, HARBOUR)
     assert len(verifier.calls) == 1
-    assert verdict.method == "sentences" and verdict.is_grounded
+    assert verdict.method == "claims" and not verdict.is_grounded
 
 
 def test_an_answer_needs_two_content_words_besides_its_framing_to_be_checked() -> None:
@@ -254,3 +266,113 @@ def test_an_answer_needs_two_content_words_besides_its_framing_to_be_checked() -
     assert not says_enough_to_check("Yes, according to the documents [Source 2].")
     assert says_enough_to_check("They were paid $9 per hour [Source 1].")
     assert says_enough_to_check("Pranav Rajpurkar and Percy Liang [Source 1].")
+
+
+# The shapes of wrong written answers that passed the overlap check (issue 11), and answers that must pass.
+DC_SIGNR = [
+    ("The presence of DC-SIGNR affects the MTCT of HIV-1 in several ways. DC-SIGNR genetic variants were "
+    "associated with a higher risk of intrauterine transmission of HIV-1 from mother to child.")
+]
+MARGARET = [
+    ("Margaret was the daughter of Edward the Exile. Her brother Edgar Aetheling was proclaimed king in 1066. "
+    "King Edward II of England reigned from 1307 to 1327.")
+]
+INFLUENZA = [
+    ("Coronaviruses were a significant cause of influenza-like illness among the healthy adolescents we studied. "
+    "Influenza A was found in 12 samples from older adults.")
+]
+CALCIUM = [
+    "Aspartate is the amino acid involved in calcium binding in the protein. Other molecules bind zinc."
+]
+PLANTS = [
+    ("Calochone is a genus of flowering plants in the family Rubiaceae. "
+    "Adlumia is a genus of flowering plants in the poppy family.")
+]
+SQUAD = ["SQuAD contains 107,785 question-answer pairs on 536 articles. Crowdworkers were paid $9 per hour."]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "sources"),
+    [
+        # A restated question: every word is the question's own.
+        (
+            "How does the presence of DC-SIGNR affect the MTCT of HIV-1?",
+            "The presence of DC-SIGNR affects the MTCT of HIV-1 [Source 1].",
+            DC_SIGNR,
+        ),
+        # A wrong entity next to the question's words; the sources name it elsewhere.
+        ("Who was Margaret's brother?", "Margaret's brother was King Edward II of England [Source 1].", MARGARET),
+        (
+            "What is a significant cause of influenza-like illness among healthy adolescents?",
+            ("A significant cause of influenza-like illness among healthy adolescents is Influenza A (12) "
+            "[Source 1]."),
+            INFLUENZA,
+        ),
+        # A vacuous sentence: it names no amino acid.
+        (
+            "Which amino acid is involved in calcium binding in the protein?",
+            ("The amino acid that is involved in calcium binding in the protein could be one such molecule "
+            "[Source 1]."),
+            CALCIUM,
+        ),
+        # A hedged sentence is checked like the others.
+        ("Who was Margaret's brother?", "I'm not sure, but it was King Edward II of England [Source 1].", MARGARET),
+        ("When did the Sydney Harbour Bridge open?", "Sorry, I am not certain, but it opened in 1935.", HARBOUR),
+        # A negation the sources do not make.
+        (
+            "Are Calochone and Adlumia both flowering plants?",
+            "Calochone is a flowering plant, but Adlumia is not [Source 1].",
+            PLANTS,
+        ),
+        # A number that does not match.
+        (
+            "How many question-answer pairs does SQuAD contain?",
+            "SQuAD contains 100,000 question-answer pairs [Source 1].",
+            SQUAD,
+        ),
+    ],
+)
+def test_wrong_answer_shapes_are_not_grounded(question: str, answer: str, sources: list[str]) -> None:
+    verdict = GroundednessChecker().check(answer, sources, question=question)
+    assert not verdict.is_grounded and verdict.issues
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "sources"),
+    [
+        ("Who was Margaret's brother?", "Margaret's brother was Edgar Aetheling [Source 1].", MARGARET),
+        ("Who was Margaret's brother?", "I'm not sure, but it was Edgar Aetheling [Source 1].", MARGARET),
+        (
+            "What is a significant cause of influenza-like illness among healthy adolescents?",
+            "Coronaviruses [Source 1].",
+            INFLUENZA,
+        ),
+        ("Which amino acid is involved in calcium binding in the protein?", "Aspartate [Source 1].", CALCIUM),
+        # A correct short answer with a cited number, written as a digit or in a sentence.
+        ("How many question-answer pairs does SQuAD contain?", "107,785 [Source 1]", SQUAD),
+        ("How much were the crowdworkers paid?", "They were paid $9 per hour [Source 1].", SQUAD),
+        # A paraphrase: other inflections and word order, the question's words left out.
+        (
+            "When was the Sydney Harbour Bridge opened?",
+            "It opened in 1932 [Source 1].",
+            HARBOUR,
+        ),
+        ("Are Calochone and Adlumia both flowering plants?", "Yes, both are a genus of flowering plants.", PLANTS),
+        ("Who was born first, Pablo Trapero or Aleksander Ford?", "Aleksander Ford [Source 1].",
+         [("Pablo Trapero (born 4 October 1971) is an Argentine director. Aleksander Ford (born 24 November 1908) "
+          "was a Polish film director.")]),
+    ],
+)
+def test_right_answers_stay_grounded(question: str, answer: str, sources: list[str]) -> None:
+    verdict = GroundednessChecker().check(answer, sources, question=question)
+    assert verdict.is_grounded, verdict.issues
+
+
+def test_the_rewritten_question_s_words_are_given_too() -> None:
+    answer = "The Harbour Bridge in Sydney opened in 1932 [Source 1]."
+    assert GroundednessChecker().check(answer, HARBOUR, question="When did it open?",
+                                       rewritten_question="When did the Sydney Harbour Bridge open?").is_grounded
+    restated = "The Sydney Harbour Bridge opened [Source 1]."
+    verdict = GroundednessChecker().check(restated, HARBOUR, question="And the bridge?",
+                                          rewritten_question="When did the Sydney Harbour Bridge open?")
+    assert not verdict.is_grounded

@@ -128,20 +128,40 @@ def test_generate_recognises_the_models_own_decline(deps):
     assert update["answer_kind"] == "not_found" and update["sources"] == []
 
 
+OPENED = "When did the bridge open?"
+
+
 def test_check_groundedness(deps):
     d = deps()
     grounded = check_groundedness(
-        {"answer": "The bridge opened in 1932 [Source 1].", "relevant_documents": PASSAGES, "chat_id": "pets"}, d
+        {"answer": "The bridge opened in 1932 [Source 1].", "question": OPENED, "relevant_documents": PASSAGES,
+         "chat_id": "pets"}, d
     )
     assert grounded["is_grounded"]
     invented = check_groundedness({"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].",
-                                   "relevant_documents": PASSAGES, "chat_id": "pets"}, d)
+                                   "question": OPENED, "relevant_documents": PASSAGES, "chat_id": "pets"}, d)
     assert not invented["is_grounded"] and "1990" in invented["hallucination_details"]
+
+
+def test_an_answer_restating_the_question_is_not_grounded(deps):
+    # Every word is in the source, and every word is the question's: it answers nothing.
+    update = check_groundedness({"answer": "The bridge opened [Source 1].", "question": OPENED,
+                                 "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
+    assert not update["is_grounded"] and "restates the question" in update["hallucination_details"]
+
+
+def test_the_rewritten_question_counts_as_said(deps):
+    state = {"answer": "The bridge opened in 1932 [Source 1].", "question": "And that?",
+             "rewritten_query": OPENED, "relevant_documents": PASSAGES, "chat_id": "pets"}
+    assert check_groundedness(state, deps())["is_grounded"]
+    restated = {**state, "answer": "The bridge opened [Source 1]."}
+    assert not check_groundedness(restated, deps())["is_grounded"]
 
 
 def test_an_answer_too_thin_to_check_is_not_grounded(deps):
     update = check_groundedness(
-        {"answer": "The answer is: 1932 [Source 1]", "relevant_documents": PASSAGES, "chat_id": "pets"}, deps()
+        {"answer": "The answer is: 1932 [Source 1]", "question": OPENED, "relevant_documents": PASSAGES,
+         "chat_id": "pets"}, deps()
     )
     assert not update["is_grounded"] and "too short" in update["hallucination_details"]
 
@@ -149,14 +169,15 @@ def test_an_answer_too_thin_to_check_is_not_grounded(deps):
 def test_an_answer_citing_no_source_is_not_grounded(deps):
     # What the bundled model once wrote on a regeneration, echoing the feedback; it passed the overlap check.
     echo = "The sources do not support the answer. The bridge is described in the documents."
-    update = check_groundedness({"answer": echo, "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
+    update = check_groundedness({"answer": echo, "question": OPENED, "relevant_documents": PASSAGES,
+                                 "chat_id": "pets"}, deps())
     assert not update["is_grounded"] and "cites no source" in update["hallucination_details"]
 
 
 def test_the_check_notes_when_someone_waits_for_the_model_so_no_regeneration_delays_them(deps):
     d = deps()
-    answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "relevant_documents": PASSAGES,
-              "chat_id": "pets"}
+    answer = {"answer": "The bridge opened in 1990 and has 12 lanes [Source 1].", "question": OPENED,
+              "relevant_documents": PASSAGES, "chat_id": "pets"}
     assert check_groundedness(answer, d)["others_waiting"] is False
 
     def take_a_turn() -> None:

@@ -30,7 +30,10 @@ def check_groundedness(state: RAGState, deps: RAGDeps) -> RAGState:
     cited = [passages[n - 1] for n in cited_numbers(state["answer"]) if 1 <= n <= len(passages)] or passages
     # A capable model may verify the answer: in this chat's line, and stopped with the run.
     with deps.llm.calls_wait_as(model_waiter(state["chat_id"], patience=None, announce=False)):
-        verdict = deps.checker.check(state["answer"], [p.parent.text for p in cited])
+        verdict = deps.checker.check(
+            state["answer"], [p.parent.text for p in cited],
+            question=state["question"], rewritten_question=state.get("rewritten_query"),
+        )
     return {
         "is_grounded": verdict.is_grounded,
         "others_waiting": others_waiting,
