@@ -111,14 +111,10 @@ def _fresh_index(settings: Settings, work_dir: str) -> Settings:
 
 
 def _eval_answerability(args: argparse.Namespace, settings: Settings) -> int:
-    from backend.container import build_services
+    from backend.container import answerability_policy, build_services
     from backend.eval.answerability import run_answerability_eval, sweep, sweep_policies
-    from backend.rag.answerability import AnswerabilityPolicy
 
-    policy = AnswerabilityPolicy(
-        min_coverage=settings.answer_min_coverage, min_similarity=settings.answer_min_similarity,
-        relevance_margin=settings.relevance_margin,
-    )
+    policy = answerability_policy(settings)
     with tempfile.TemporaryDirectory(prefix="axiom-eval-") as work_dir:
         services = build_services(_fresh_index(settings, work_dir))
         report, retrieved = run_answerability_eval(

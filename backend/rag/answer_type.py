@@ -45,6 +45,9 @@ _SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
     )
 )
 
+_SECOND_QUESTION = re.compile(r"[,;]?\s+(?:and|or|but)\s+(?=(?:who|whom|whose|what|when|where|which|why|how)\b)",
+                              re.IGNORECASE)
+
 # Words of the question's frame, not its topic: "How many layers…" is about layers, not about "many"; "…in the
 # study?" is about the document at hand, whose sentences seldom name themselves. (A word string, as in tokenize.py.)
 _FRAME_WORDS = frozenset(
@@ -88,6 +91,11 @@ _DEFINITION = re.compile(r"((?:[^\s()]+\s+){1,8})\(([A-Za-z][\w-]{0,8}[A-Z][\w-]
 _NAME = re.compile(r"\b[A-Z][a-z][\w'’-]*")
 # Capitalised words of a document's own layout, never a name.
 _NOT_NAMES = frozenset({"Table", "Figure", "Fig", "Section", "Appendix", "Equation", "Eq", "Source", "Page", "Chapter"})
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a compound question asks: "Where do axolotls live and what do they eat?" asks two."""
+    return [part for part in _SECOND_QUESTION.split(question) if part.strip()]
 
 
 def expected_answer_type(question: str) -> AnswerType:

@@ -30,6 +30,7 @@ from backend.rag.answer_type import (
     expected_answer_type,
     holds_answer,
     key_terms,
+    question_parts,
     text_terms,
 )
 from backend.rag.grounding import split_sentences
@@ -79,10 +80,19 @@ def closest_passages(passages: Sequence[Passage], margin: float) -> list[Passage
 def judge(
     question: str, passages: Sequence[Passage], policy: AnswerabilityPolicy, similarity: Similarity
 ) -> Verdict:
-    """Whether some sentence of the passages answers the question (see the module's docstring). A sentence that
-    holds the type asked for answers when it carries ``min_coverage`` of the key terms, or half of that and is
-    ``min_similarity`` close in meaning: the question's words paraphrased ("corpora" for "BooksCorpus and
-    Wikipedia") are found by meaning, while the meaning alone never answers (every on-topic sentence is close)."""
+    """Whether some sentence of the passages answers the question, or one part of a compound question (the
+    written answer then says what the documents do answer)."""
+    verdicts = [_judge_part(part, passages, policy, similarity) for part in question_parts(question) or [question]]
+    return next((v for v in verdicts if v.answerable), verdicts[0])
+
+
+def _judge_part(
+    question: str, passages: Sequence[Passage], policy: AnswerabilityPolicy, similarity: Similarity
+) -> Verdict:
+    """A sentence that holds the type asked for answers when it carries ``min_coverage`` of the key terms, or half
+    of that and is ``min_similarity`` close in meaning: the question's words paraphrased ("corpora" for
+    "BooksCorpus and Wikipedia") are found by meaning, while the meaning alone never answers (every on-topic
+    sentence is close)."""
     kind = expected_answer_type(question)
     candidates = sorted(
         ((coverage, sentence) for sentence, coverage in _typed_sentence_coverage(question, kind, passages)),
