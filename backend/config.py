@@ -70,7 +70,7 @@ class Settings(BaseSettings):
         0.2, ge=0.0, description="Per-query threshold: passages within this much of the query's best relevance"
     )
     answer_min_coverage: float = Field(
-        0.8, ge=0.0, le=1.0,
+        0.75, ge=0.0, le=1.0,
         description="Share of the question's key terms a sentence must carry to answer it; else 'not found'",
     )
     answer_min_similarity: float = Field(

@@ -28,6 +28,7 @@ _QUANTITY_NOUNS = (
 _TIME_NOUNS = r"(?:year|years|date|day|month|decade|century|time|season|era)"
 _PLACE_NOUNS = r"(?:country|countries|city|cities|town|state|region|place|location|continent|province|island)"
 _PERSON_NOUNS = r"(?:person|people|author|authors|inventor|founder|company|organi[sz]ation|institution|sponsor)"
+_HOW = r"how\s+(?:many|much|long|old|far|fast|big|large|high|tall|often|deep|wide|heavy|quickly|frequently|soon)"
 _WHAT_WHICH = r"(?:what|which)\s+(?:" + _COPULA + r")?(?:[\w@-]+\s+){0,2}?"
 
 _SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
@@ -36,8 +37,7 @@ _SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
         (r"(?:who|whom|whose)", "person"),
         (r"(?:when|how\s+soon|since\s+when)", "time"),
         (r"where", "place"),
-        (r"how\s+(?:many|much|long|old|far|fast|big|large|high|tall|often|deep|wide|heavy|quickly|frequently)",
-         "quantity"),
+        (_HOW, "quantity"),
         (_WHAT_WHICH + _TIME_NOUNS, "time"),
         (_WHAT_WHICH + _PLACE_NOUNS, "place"),
         (_WHAT_WHICH + _PERSON_NOUNS, "person"),
@@ -48,11 +48,11 @@ _SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
 _SECOND_QUESTION = re.compile(r"[,;]?\s+(?:and|or|but)\s+(?=(?:who|whom|whose|what|when|where|which|why|how)\b)",
                               re.IGNORECASE)
 
-# Words of the question's frame, not its topic: "How many layers…" is about layers, not about "many"; "…in the
-# study?" is about the document at hand, whose sentences seldom name themselves. (A word string, as in tokenize.py.)
+# Words of the question's frame, not its topic: "How many layers…" is about layers, not about "many" (dropped with
+# its "how" only: "BERT-Large" keeps "large"); "…in the study?" is about the document at hand, whose sentences
+# seldom name themselves. (A word string, as in tokenize.py.)
 _FRAME_WORDS = frozenset(
     """
-    many much long old far fast big large high tall often deep wide heavy quickly frequently soon
     number percentage percent proportion fraction share ratio amount quantity total count
     year years date day month decade century time season era
     country countries city cities town region place location continent province
@@ -108,7 +108,7 @@ def expected_answer_type(question: str) -> AnswerType:
 
 def key_terms(question: str) -> frozenset[str]:
     """The question's topic words, stemmed: its words minus function words and the words of its frame."""
-    words = _WORD.findall(question)
+    words = _WORD.findall(re.sub(_HOW, " ", question, flags=re.IGNORECASE))
     return frozenset(_KEY_TERMS.tokenize(" ".join(w for w in words if w.casefold() not in _FRAME_WORDS)))
 
 
