@@ -11,6 +11,7 @@ answered when its passages pass grading and the decision finds an answer-bearing
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from backend.container import Services
 from backend.embeddings import Embedder
 from backend.eval.beir import load_beir
+from backend.eval.metrics import percentile
 from backend.models import Passage
 from backend.rag.answerability import AnswerabilityPolicy, Similarity, closest_passages, judge, similarity_to
 
@@ -50,6 +52,7 @@ class Outcome:
     kept: int
     coverage: float
     answer_type: str
+    ms: float  # the decision's time: the per-query threshold and the sentences' test
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class AnswerabilityReport:
     honest_not_found: float  # share of the unanswerable questions that got "not in your documents"
     mean_graded: float  # passages passing the fixed threshold, per question
     mean_kept: float  # passages kept by the per-query threshold, per question
+    p50_ms: float  # the decision's time per question (sentence embeddings may come from the cache)
     by_corpus: dict[str, dict[str, float]]
     misjudged: list[Outcome]
 
@@ -74,6 +78,7 @@ class AnswerabilityReport:
             f"answered on answerable:           {self.answered:.3f} of {self.answerable}",
             f"honest not-found on unanswerable: {self.honest_not_found:.3f} of {self.unanswerable}",
             f"passages per question: {self.mean_graded:.2f} pass the fixed threshold, {self.mean_kept:.2f} the per-query one",
+            f"decision time: {self.p50_ms:.1f} ms p50",
         ]
         lines += [f"  {corpus:<8} answered {s['answered']:.3f}  not-found {s['honest_not_found']:.3f}"
                   for corpus, s in self.by_corpus.items()]
@@ -114,11 +119,13 @@ def retrieve_all(services: Services, questions: Iterable[LabelledQuestion]) -> l
 
 def judge_one(retrieved: Retrieved, policy: AnswerabilityPolicy, similarity: Similarity) -> Outcome:
     """The graph's decision for one question: nothing graded, or no answer-bearing sentence, is "not found"."""
+    started = time.perf_counter()
     kept = closest_passages(retrieved.graded, policy.relevance_margin)
     verdict = judge(retrieved.question.question, kept, policy, similarity)
+    ms = (time.perf_counter() - started) * 1000
     question = retrieved.question
     return Outcome(question.id, question.answerable, bool(kept) and verdict.answerable, len(retrieved.graded),
-                   len(kept), verdict.coverage, verdict.answer_type)
+                   len(kept), verdict.coverage, verdict.answer_type, ms)
 
 
 def score(
@@ -140,6 +147,7 @@ def score(
         honest_not_found=shares["honest_not_found"],
         mean_graded=_mean([o.graded for o in outcomes]),
         mean_kept=_mean([o.kept for o in outcomes]),
+        p50_ms=percentile([o.ms for o in outcomes], 50),
         by_corpus=by_corpus,
         misjudged=[o for o in outcomes if o.said_answered != o.answerable],
     )
