@@ -44,6 +44,7 @@ class RAGState(TypedDict, total=False):
     relevant_documents: list[Passage]
     collection_empty: bool
     answerable: bool  # Axiom addition: some sentence of the relevant passages answers the question
+    answer_sentence: str | None  # Axiom addition: that sentence, always among the quoted evidence
 
     # Evidence (Axiom addition): quoted sentences shown before the model's turn, and the passages they number
     evidence: str

@@ -203,6 +203,16 @@ def test_the_evidence_is_sent_before_the_model_is_asked(deps):
     assert update["evidence_documents"] == PASSAGES
 
 
+def test_the_evidence_always_quotes_the_sentence_found_to_answer(deps):
+    many = [passage(0, "The bridge is famous for its grand steel arch. The bridge is a much-loved landmark of the "
+                       "city. Tourists have climbed the famous bridge every day since 1998. Paint crews use 30,000 "
+                       "litres of grey paint on it.", "bridge.pdf")]
+    state = {"question": "Why is the bridge famous?", "relevant_documents": many, "chat_id": "pets"}
+    assert "30,000 litres" not in present_evidence(state, deps())["evidence"]
+    answering = "Paint crews use 30,000 litres of grey paint on it."
+    assert "30,000 litres" in present_evidence({**state, "answer_sentence": answering}, deps())["evidence"]
+
+
 def test_the_evidence_answer_says_when_the_model_was_too_busy(deps):
     state = {"question": "How long is the arch?", "relevant_documents": PASSAGES, "model_busy": True}
     update = answer_extractively(state, deps())

@@ -18,5 +18,6 @@ def judge_answerability(state: RAGState, deps: RAGDeps) -> RAGState:
     return {
         "relevant_documents": passages,
         "answerable": verdict.answerable,
+        "answer_sentence": verdict.sentence if verdict.answerable else None,
         "processing_steps": [f"answerable:{'yes' if verdict.answerable else 'no'} ({how}, {len(passages)} passages)"],
     }
