@@ -1,4 +1,5 @@
-"""`axiom serve | ingest | search | eval retrieval` — the command line, over the same services as the API."""
+"""`axiom serve | ingest | search | ask | eval retrieval | groundedness | router | answerability` — the command
+line, over the same services as the API."""
 
 from __future__ import annotations
 
@@ -102,13 +103,35 @@ def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
         dataset = dataset.first_queries(args.max_queries)
     log = (lambda message: print(message, file=sys.stderr)) if not args.quiet else (lambda _: None)
     with tempfile.TemporaryDirectory(prefix="axiom-eval-") as work_dir:
-        # A fresh index every run; the embedding cache is the user's, so re-running does not re-embed.
-        stores = {
-            "chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chats_db_path", "chroma_host", "data_dir"
-        }
-        eval_settings = Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
-        report = evaluate_retrieval(build_services(eval_settings), dataset, depth=args.depth, log=log)
+        report = evaluate_retrieval(build_services(_fresh_index(settings, work_dir)), dataset, depth=args.depth, log=log)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+    return 0
+
+
+def _fresh_index(settings: Settings, work_dir: str) -> Settings:
+    """The settings with every store in ``work_dir``: a fresh index every run. The embedding cache stays the
+    user's, so re-running does not re-embed."""
+    stores = {"chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chats_db_path", "chroma_host", "data_dir"}
+    return Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
+
+
+def _eval_answerability(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.container import answerability_policy, build_services
+    from backend.eval.answerability import run_answerability_eval, sweep, sweep_policies
+
+    policy = answerability_policy(settings)
+    with tempfile.TemporaryDirectory(prefix="axiom-eval-") as work_dir:
+        services = build_services(_fresh_index(settings, work_dir))
+        report, retrieved = run_answerability_eval(
+            services, args.questions, args.shared_data, split=args.split, policy=policy,
+            distractors=args.distractors, log=lambda message: print(message, file=sys.stderr),
+        )
+        print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+        if args.sweep:
+            print(f"{'coverage':>9}{'similarity':>11}{'margin':>8}{'answered':>10}{'not-found':>11}")
+            for tried, answered, not_found in sweep(retrieved, sweep_policies(), services.embedder):
+                print(f"{tried.min_coverage:>9.2f}{tried.min_similarity:>11.2f}{tried.relevance_margin:>8.2f}"
+                      f"{answered:>10.3f}{not_found:>11.3f}")
     return 0
 
 
@@ -183,6 +206,20 @@ def build_parser() -> argparse.ArgumentParser:
     router.add_argument("--llm", action="store_true", help="also use the configured LLM as the third layer")
     router.add_argument("--json", action="store_true", help="print the report as JSON")
     router.set_defaults(run=_eval_router)
+    answerability = evals.add_parser(
+        "answerability", help="honest not-found on unanswerable, answered on answerable questions (no LLM)"
+    )
+    answerability.add_argument(
+        "--questions", type=Path, default=Path("bench/data/answerability.jsonl"), help="the labelled questions"
+    )
+    answerability.add_argument(
+        "--shared-data", type=Path, required=True, help="folder holding pdfs/ and beir-scifact/"
+    )
+    answerability.add_argument("--split", choices=("dev", "test", "all"), default="test")
+    answerability.add_argument("--distractors", type=int, default=50, help="other SciFact abstracts in the chat")
+    answerability.add_argument("--sweep", action="store_true", help="also score a grid of policies (choose on dev)")
+    answerability.add_argument("--json", action="store_true", help="print the report as JSON")
+    answerability.set_defaults(run=_eval_answerability)
     return parser
 
 

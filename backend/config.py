@@ -65,6 +65,17 @@ class Settings(BaseSettings):
     rrf_k: int = 60
     dense_weight: float = Field(0.6, ge=0.0, le=1.0, description="Share of the dense list in fusion")
     relevance_threshold: float = 0.3
+    # Answerability (issue 11), chosen on the dev half of bench/data/answerability.jsonl (docs/benchmarks.md).
+    relevance_margin: float = Field(
+        0.2, ge=0.0, description="Per-query threshold: passages within this much of the query's best relevance"
+    )
+    answer_min_coverage: float = Field(
+        0.75, ge=0.0, le=1.0,
+        description="Share of the question's key terms a sentence must carry to answer it; else 'not found'",
+    )
+    answer_min_similarity: float = Field(
+        0.65, description="Or half that share and at least this cosine similarity to the question",
+    )
     reranker: Literal["bi-encoder", "cross-encoder", "none"] = "bi-encoder"
     cross_encoder_model: str | None = Field(None, description="Path or name of a local CrossEncoder model")
 

@@ -12,6 +12,7 @@ from backend.llm.base import LLM, ChatMessage, GenerationParams
 from backend.llm.factory import build_llm
 from backend.llm.scheduled import ScheduledLLM
 from backend.llm.scheduler import LLMScheduler
+from backend.rag.answerability import AnswerabilityPolicy
 from backend.rag.deps import GenerationLimits, RAGDeps
 from backend.rag.grounding import GroundednessChecker, format_check_prompt
 from backend.rag.intent import IntentRouter
@@ -105,8 +106,16 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
             max_retries=settings.max_retries, summary_map_calls=settings.summary_map_calls,
             queue_patience_seconds=settings.llm_queue_patience_seconds,
         ),
+        answerability=answerability_policy(settings),
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
         ChatStore(settings.chats_db_path), llm, RAGPipeline(deps),
+    )
+
+
+def answerability_policy(settings: Settings) -> AnswerabilityPolicy:
+    return AnswerabilityPolicy(
+        min_coverage=settings.answer_min_coverage, min_similarity=settings.answer_min_similarity,
+        relevance_margin=settings.relevance_margin,
     )

@@ -159,9 +159,10 @@ class ChatResponse(BaseModel):
     intent: str
     iterations: int
     answer_kind: str = Field(description="generated | extractive | fixed | not_found | transformed")
-    evidence_reason: Literal["unsupported", "busy"] | None = Field(
+    evidence_reason: Literal["unsupported", "busy", "closest"] | None = Field(
         description="Why an extractive answer quotes the documents: the written answer was not supported, or the "
-        "model was too busy to write one; null for other kinds"
+        "model was too busy to write one; for not_found, 'closest' when the answer lists the closest passages, "
+        "which are about the topic but do not answer; null otherwise"
     )
     query_complexity: str | None
     is_summarization: bool

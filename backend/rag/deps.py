@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from backend.embeddings import Embedder
 from backend.llm.scheduled import ScheduledLLM
+from backend.rag.answerability import AnswerabilityPolicy
 from backend.rag.grounding import GroundednessChecker
 from backend.rag.intent import IntentRouter
 from backend.retrieval.hybrid import HybridRetriever
@@ -33,3 +34,4 @@ class RAGDeps:
     embedder: Embedder
     windows: MemoryWindows = field(default_factory=MemoryWindows)
     limits: GenerationLimits = field(default_factory=GenerationLimits)
+    answerability: AnswerabilityPolicy = field(default_factory=AnswerabilityPolicy)

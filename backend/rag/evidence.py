@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
 from backend.embeddings import Embedder
 from backend.models import Passage
 from backend.rag.grounding import split_sentences
@@ -20,9 +18,12 @@ _MIN_SENTENCE_CHARS, _MAX_SENTENCE_CHARS = 30, 400
 _SENTENCE_CLOSE = re.compile(r"[.!?…:;][\"'”’)\]]*$")
 
 
-def quote_evidence(question: str, passages: Sequence[Passage], embedder: Embedder) -> str:
+def quote_evidence(
+    question: str, passages: Sequence[Passage], embedder: Embedder, answering: str | None = None
+) -> str:
     """Up to three quoted sentences, one per line ("- “…” [Source N]"), in document order; the best passage's
-    matched text when no whole sentence of a usable length is found."""
+    matched text when no whole sentence of a usable length is found. ``answering``, the sentence the answerability
+    decision found to answer, is always among them: the closest in meaning need not hold the answer."""
     candidates = [
         (index, position, sentence)
         for index, passage in enumerate(passages)
@@ -33,7 +34,8 @@ def quote_evidence(question: str, passages: Sequence[Passage], embedder: Embedde
         return "\n".join(f"- “{' '.join(p.best_chunk.text.split())}” [Source {n}]" for n, p in enumerate(passages[:1], 1))
     query = embedder.embed_query(question)
     scores = embedder.embed_documents([c[2] for c in candidates]) @ query
-    best = sorted(_distinct(np.argsort(-scores).tolist(), [c[2] for c in candidates]), key=lambda i: candidates[i][:2])
+    ranked = sorted(range(len(candidates)), key=lambda i: (candidates[i][2] != answering, -scores[i]))
+    best = sorted(_distinct(ranked, [c[2] for c in candidates]), key=lambda i: candidates[i][:2])
     return "\n".join(f"- “{' '.join(candidates[i][2].split())}” [Source {candidates[i][0] + 1}]" for i in best)
 
 

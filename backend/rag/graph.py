@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from backend.rag.deps import RAGDeps
 from backend.rag.intent import NEEDS_PREVIOUS_ANSWER, Intent
+from backend.rag.nodes.answerability import judge_answerability
 from backend.rag.nodes.evidence import present_evidence
 from backend.rag.nodes.generate import generate
 from backend.rag.nodes.grade import grade_documents
@@ -41,8 +42,13 @@ def route_by_complexity(state: RAGState) -> Literal["rewrite_query", "retrieve",
     return "retrieve" if state["skip_rewrite"] else "rewrite_query"
 
 
-def route_after_grade(state: RAGState) -> Literal["present_evidence", "reply_not_found"]:
-    return "present_evidence" if state.get("relevant_documents") else "reply_not_found"
+def route_after_grade(state: RAGState) -> Literal["judge_answerability", "reply_not_found"]:
+    return "judge_answerability" if state.get("relevant_documents") else "reply_not_found"
+
+
+def route_by_answerability(state: RAGState) -> Literal["present_evidence", "reply_not_found"]:
+    # On topic but not answering: no quotes are shown as if they answered, and the model is not asked.
+    return "present_evidence" if state["answerable"] else "reply_not_found"
 
 
 def route_after_gather(state: RAGState) -> Literal["generate", "reply_not_found"]:
@@ -76,6 +82,7 @@ def build_graph(deps: RAGDeps) -> CompiledStateGraph:
     graph.add_node("retrieve", node(retrieve))
     graph.add_node("gather_for_summary", node(gather_for_summary))
     graph.add_node("grade_documents", node(grade_documents))
+    graph.add_node("judge_answerability", node(judge_answerability))
     graph.add_node("reply_not_found", node(reply_not_found))
     graph.add_node("present_evidence", node(present_evidence))
     graph.add_node("generate", node(generate))
@@ -89,6 +96,7 @@ def build_graph(deps: RAGDeps) -> CompiledStateGraph:
     graph.add_edge("rewrite_query", "retrieve")
     graph.add_edge("retrieve", "grade_documents")
     graph.add_conditional_edges("grade_documents", route_after_grade)
+    graph.add_conditional_edges("judge_answerability", route_by_answerability)
     graph.add_conditional_edges("gather_for_summary", route_after_gather)
     graph.add_edge("present_evidence", "generate")
     graph.add_conditional_edges("generate", route_after_generate)

@@ -11,8 +11,9 @@ from backend.models import Passage
 Complexity = Literal["simple", "complex", "conversational", "summarize", "garbage"]
 # How the answer came to be; the API and UI show each differently (Axiom addition).
 AnswerKind = Literal["generated", "extractive", "fixed", "not_found", "transformed"]
-# Why an answer is the evidence: the written one was not supported, or the model was too busy to write one.
-EvidenceReason = Literal["unsupported", "busy"]
+# Why an answer is the evidence: the written one was not supported, or the model was too busy to write one; or,
+# for a not-found answer, that the passages it shows are the closest found and do not answer.
+EvidenceReason = Literal["unsupported", "busy", "closest"]
 
 
 class RAGState(TypedDict, total=False):
@@ -42,6 +43,8 @@ class RAGState(TypedDict, total=False):
     retrieved_documents: list[Passage]
     relevant_documents: list[Passage]
     collection_empty: bool
+    answerable: bool  # Axiom addition: some sentence of the relevant passages answers the question
+    answer_sentence: str | None  # Axiom addition: that sentence, always among the quoted evidence
 
     # Evidence (Axiom addition): quoted sentences shown before the model's turn, and the passages they number
     evidence: str

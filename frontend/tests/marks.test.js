@@ -24,3 +24,10 @@ test("quotes shown because the model was busy say so", () => {
   assert.match(answerMark("extractive", true, cited, "busy")[1], /busy/);
   assert.match(answerMark("extractive", true, cited, "unsupported")[1], /could not be checked/);
 });
+
+test("closest passages after a not-found are labelled as no answer", () => {
+  const mark = answerMark("not_found", true, cited, "closest");
+  assert.equal(mark[0], "not-answered");
+  assert.match(mark[1], /Not in your documents/);
+  assert.match(mark[1], /do not answer/);
+});

@@ -10,10 +10,18 @@ from backend.rag.graph import (
     route_after_gather,
     route_after_generate,
     route_after_grade,
+    route_by_answerability,
     route_by_complexity,
     route_by_intent,
 )
-from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, FIXED_REPLIES, NO_DOCUMENTS_REPLY, NOT_FOUND_REPLY
+from backend.rag.prompts import (
+    BUSY_EVIDENCE_PREFIX,
+    CLOSEST_PASSAGES_PREFIX,
+    FIXED_REPLIES,
+    NO_DOCUMENTS_REPLY,
+    NOT_ANSWERED_REPLY,
+    NOT_FOUND_REPLY,
+)
 from tests.rag.scripted import ScriptedLLM
 from tests.support.model_queue import model_busy
 
@@ -65,8 +73,10 @@ def test_route_by_complexity_and_grade():
     assert route_by_complexity({"is_summarization": True, "skip_rewrite": True}) == "gather_for_summary"
     assert route_by_complexity({"is_summarization": False, "skip_rewrite": True}) == "retrieve"
     assert route_by_complexity({"is_summarization": False, "skip_rewrite": False}) == "rewrite_query"
-    assert route_after_grade({"relevant_documents": ["p"]}) == "present_evidence"
+    assert route_after_grade({"relevant_documents": ["p"]}) == "judge_answerability"
     assert route_after_grade({"relevant_documents": []}) == "reply_not_found"
+    assert route_by_answerability({"answerable": True}) == "present_evidence"
+    assert route_by_answerability({"answerable": False}) == "reply_not_found"
     assert route_after_gather({"relevant_documents": ["p"]}) == "generate"
     assert route_after_gather({"relevant_documents": []}) == "reply_not_found"
 
@@ -171,6 +181,24 @@ def test_a_question_the_documents_cannot_answer_gets_the_honest_reply_without_th
     assert result.answer == NOT_FOUND_REPLY and result.answer_kind == "not_found"
     assert not result.answer_synthesized and result.sources == []
     assert llm.prompts == []
+
+
+def test_an_on_topic_question_the_documents_do_not_answer_ends_in_not_found_with_the_closest_passages(chat):
+    services, llm = chat(GROUNDED)
+    result, events = ask(services, "Who discovered the axolotl?")  # about axolotls, but no name is given
+    assert result.answer_kind == "not_found" and result.evidence_reason == "closest"
+    assert result.answer.startswith(f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n- “")
+    assert [s["filename"] for s in result.sources] == ["care.txt"]
+    assert not result.answer_synthesized and llm.prompts == []
+    assert not any(e["type"] == "evidence" for e in events)  # nothing is presented as an answer first
+    assert services.memory.history("s1")[1].metadata["evidence_reason"] == "closest"
+
+
+def test_an_answerable_question_still_gets_answered(chat):
+    services, llm = chat(GROUNDED)
+    result, _ = ask(services, "What water temperature do axolotls need?")
+    assert any(step.startswith("answerable:yes") for step in result.processing_steps)
+    assert result.answer_kind == "generated" and len(llm.prompts) == 1
 
 
 def test_a_chat_without_documents_says_so(chat):

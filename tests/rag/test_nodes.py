@@ -8,16 +8,24 @@ from backend.errors import SynthesisFailed
 from backend.llm.scheduler import Waiter
 from backend.models import Chunk, Parent, Passage
 from backend.rag.citations import add_missing_citations, build_context, cited_numbers, cited_sources
+from backend.rag.nodes.answerability import judge_answerability
 from backend.rag.nodes.evidence import present_evidence
 from backend.rag.nodes.generate import generate
 from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
+from backend.rag.nodes.handlers import reply_not_found
 from backend.rag.nodes.intent import classify_intent
 from backend.rag.nodes.remember import remember
 from backend.rag.nodes.retrieve import retrieve
 from backend.rag.nodes.rewrite import clean_rewrite
 from backend.rag.nodes.route import complexity_of
-from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, EXTRACTIVE_PREFIX
+from backend.rag.prompts import (
+    BUSY_EVIDENCE_PREFIX,
+    CLOSEST_PASSAGES_PREFIX,
+    EXTRACTIVE_PREFIX,
+    NOT_ANSWERED_REPLY,
+    NOT_FOUND_REPLY,
+)
 from tests.rag.scripted import ScriptedLLM
 from tests.rag.test_graph import CARE
 from tests.support.model_queue import model_busy
@@ -99,6 +107,33 @@ def test_retrieve_then_grade(deps):
     graded = grade_documents({"question": "What do axolotls eat?", **found}, d)
     assert "bloodworms" in graded["relevant_documents"][0].parent.text
     assert retrieve({"question": "anything", "chat_id": "empty"}, d)["collection_empty"]
+
+
+def test_answerability_keeps_the_passages_near_the_best_and_decides_from_their_sentences(deps):
+    d = deps()
+    ranked = [*PASSAGES[:2], passage(5, "A passage far below the best.")]
+    ranked[2] = Passage(ranked[2].parent, ranked[2].best_chunk, 0.2, ranked[2].matched_chunks)
+    answerable = judge_answerability({"question": "When did the bridge open?", "relevant_documents": ranked}, d)
+    assert answerable["answerable"] and answerable["relevant_documents"] == PASSAGES[:2]
+    assert answerable["processing_steps"][0].startswith("answerable:yes (time")
+    unanswerable = judge_answerability({"question": "Who built the bridge?", "relevant_documents": ranked}, d)
+    assert not unanswerable["answerable"] and unanswerable["processing_steps"][0].startswith("answerable:no")
+
+
+def test_the_asked_question_is_judged_not_its_rewrite(deps):
+    state = {"question": "Who built it?", "rewritten_query": "When did the bridge open?",
+             "relevant_documents": PASSAGES[:2]}
+    assert not judge_answerability(state, deps())["answerable"]
+
+
+def test_not_found_lists_the_closest_passages_labelled_as_no_answer(deps):
+    d = deps()
+    update = reply_not_found({"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2]}, d)
+    assert update["answer"].startswith(f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n- “")
+    assert update["answer_kind"] == "not_found" and update["evidence_reason"] == "closest"
+    assert [s["filename"] for s in update["sources"]] == ["bridge.pdf"]
+    nothing = reply_not_found({"question": "Who built the bridge?", "relevant_documents": []}, d)
+    assert nothing["answer"] == NOT_FOUND_REPLY and nothing["sources"] == [] and "evidence_reason" not in nothing
 
 
 def test_generate_cites_and_refuses_to_overflow_the_window(deps):
@@ -197,6 +232,16 @@ def test_the_evidence_is_sent_before_the_model_is_asked(deps):
     update = present_evidence({"question": "How long is the arch?", "relevant_documents": PASSAGES, "chat_id": "pets"}, deps())
     assert "503 metres" in update["evidence"] and "[Source 2]" in update["evidence"]
     assert update["evidence_documents"] == PASSAGES
+
+
+def test_the_evidence_always_quotes_the_sentence_found_to_answer(deps):
+    many = [passage(0, "The bridge is famous for its grand steel arch. The bridge is a much-loved landmark of the "
+                       "city. Tourists have climbed the famous bridge every day since 1998. Paint crews use 30,000 "
+                       "litres of grey paint on it.", "bridge.pdf")]
+    state = {"question": "Why is the bridge famous?", "relevant_documents": many, "chat_id": "pets"}
+    assert "30,000 litres" not in present_evidence(state, deps())["evidence"]
+    answering = "Paint crews use 30,000 litres of grey paint on it."
+    assert "30,000 litres" in present_evidence({**state, "answer_sentence": answering}, deps())["evidence"]
 
 
 def test_the_evidence_answer_says_when_the_model_was_too_busy(deps):

@@ -12,7 +12,7 @@ def present_evidence(state: RAGState, deps: RAGDeps) -> RAGState:
     turn comes: the asker reads what their documents say while the written answer waits for the model."""
     passages = state["relevant_documents"]
     emit({"type": "sources", "sources": passage_sources(passages)})
-    quotes = quote_evidence(state["question"], passages, deps.embedder)
+    quotes = quote_evidence(state["question"], passages, deps.embedder, state.get("answer_sentence"))
     emit({"type": "evidence", "text": quotes})
     return {
         "evidence": quotes,

@@ -6,13 +6,16 @@ from __future__ import annotations
 from backend.llm.base import GenerationParams
 from backend.models import Chunk, Passage
 from backend.rag.answer_text import loop_start
-from backend.rag.citations import build_context
+from backend.rag.citations import build_context, cited_sources
 from backend.rag.deps import RAGDeps
+from backend.rag.evidence import quote_evidence
 from backend.rag.nodes.events import token, write_with_model
 from backend.rag.prompts import (
+    CLOSEST_PASSAGES_PREFIX,
     FIXED_REPLIES,
     MODEL_BUSY_REPLY,
     NO_DOCUMENTS_REPLY,
+    NOT_ANSWERED_REPLY,
     NOT_FOUND_REPLY,
     SYSTEM_PROMPT,
     TRANSFORM_PROMPT,
@@ -41,7 +44,17 @@ def reply_fixed(state: RAGState, deps: RAGDeps) -> RAGState:
 def reply_not_found(state: RAGState, deps: RAGDeps) -> RAGState:
     if state.get("collection_empty"):
         return _fixed(NO_DOCUMENTS_REPLY, "not_found", "reply:no_documents")
-    return _fixed(NOT_FOUND_REPLY, "not_found", "reply:not_found")
+    closest = state.get("relevant_documents")
+    if not closest:
+        return _fixed(NOT_FOUND_REPLY, "not_found", "reply:not_found")
+    # On topic but not answering: say so, then the closest sentences, labelled as what they are.
+    quotes = quote_evidence(state["question"], closest, deps.embedder)
+    answer = f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n{quotes}"
+    return {
+        **_fixed(answer, "not_found", "reply:not_found (closest passages)"),
+        "evidence_reason": "closest",
+        "sources": cited_sources(answer, closest),
+    }
 
 
 def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:

@@ -112,7 +112,9 @@ class AnswerView {
         type: "button", class: "source-chip", dataset: { source: passage.source_number },
         onclick: () => openPassage(sources, passage.source_number),
       }, `${passage.source_number} · ${source.filename} · p. ${passage.page}`))));
-    if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": "Sources" }, cited));
+    // Passages listed with a not-found answer are the closest found, not its sources.
+    const label = done.answer_kind === "not_found" ? "Closest passages, not an answer" : "Sources";
+    if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
   }
 
   fail(error, onRetry) {

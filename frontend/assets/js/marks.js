@@ -1,6 +1,9 @@
 // What kind of answer this is, said plainly next to it: [css name, text], or null for a plain reply (a greeting).
 
 export function answerMark(kind, isGrounded, sources, evidenceReason = null) {
+  if (kind === "not_found" && evidenceReason === "closest") {
+    return ["not-answered", "Not in your documents: the closest passages are shown, and they do not answer it"];
+  }
   if (kind === "not_found") return ["not-found", "Not in your documents"];
   if (kind === "extractive" && evidenceReason === "busy") {
     return ["extractive", "Quoted from your documents: the model was busy with other questions"];

@@ -1,0 +1,218 @@
+"""`axiom eval answerability`: does Axiom say "not in your documents" when the passages are on topic but do not
+answer, and still answer when they do?
+
+The labelled set is bench/data/answerability.jsonl (how it was written: bench/data/answerability.md). Its PDFs are
+ingested into one chat, its SciFact abstracts with ``distractors`` other abstracts of the corpus into another, by
+the real ingestion; each question then goes through the real retrieval and grading and the same answerability
+decision as the graph's, without the language model (the decision must not depend on it). A question counts as
+answered when its passages pass grading and the decision finds an answer-bearing sentence, as not found otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from backend.container import Services
+from backend.embeddings import Embedder
+from backend.eval.beir import load_beir
+from backend.eval.metrics import percentile
+from backend.models import Passage
+from backend.rag.answerability import AnswerabilityPolicy, Similarity, closest_passages, judge, similarity_to
+
+CORPORA = ("pdfs", "scifact")
+_SCIFACT_FOLDER = "beir-scifact"
+
+
+@dataclass(frozen=True)
+class LabelledQuestion:
+    id: str
+    split: str  # "dev" to choose parameters on, "test" to report
+    corpus: str  # "pdfs" | "scifact": also the chat it is asked in
+    document: str  # a PDF file name, or a SciFact corpus id
+    question: str
+    answerable: bool
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    question: LabelledQuestion
+    graded: tuple[Passage, ...]  # what passed the fixed relevance threshold, best first
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    answerable: bool
+    said_answered: bool
+    graded: int
+    kept: int
+    coverage: float
+    answer_type: str
+    ms: float  # the decision's time: the per-query threshold and the sentences' test
+
+
+@dataclass(frozen=True)
+class AnswerabilityReport:
+    split: str
+    policy: dict
+    answerable: int
+    answered: float  # share of the answerable questions answered
+    unanswerable: int
+    honest_not_found: float  # share of the unanswerable questions that got "not in your documents"
+    mean_graded: float  # passages passing the fixed threshold, per question
+    mean_kept: float  # passages kept by the per-query threshold, per question
+    p50_ms: float  # the decision's time per question (sentence embeddings may come from the cache)
+    by_corpus: dict[str, dict[str, float]]
+    misjudged: list[Outcome]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def table(self) -> str:
+        lines = [
+            f"split {self.split}; policy {self.policy}",
+            f"answered on answerable:           {self.answered:.3f} of {self.answerable}",
+            f"honest not-found on unanswerable: {self.honest_not_found:.3f} of {self.unanswerable}",
+            f"passages per question: {self.mean_graded:.2f} pass the fixed threshold, {self.mean_kept:.2f} the per-query one",
+            f"decision time: {self.p50_ms:.1f} ms p50",
+        ]
+        lines += [f"  {corpus:<8} answered {s['answered']:.3f}  not-found {s['honest_not_found']:.3f}"
+                  for corpus, s in self.by_corpus.items()]
+        lines += ["misjudged:"] + [
+            f"  {o.id} {'answerable' if o.answerable else 'unanswerable'} said "
+            f"{'answered' if o.said_answered else 'not found'} ({o.answer_type}, coverage {o.coverage:.2f})"
+            for o in self.misjudged
+        ]
+        return "\n".join(lines)
+
+
+def load_questions(path: Path) -> list[LabelledQuestion]:
+    with path.open() as lines:
+        return [
+            LabelledQuestion(r["id"], r["split"], r["corpus"], r["document"], r["question"], r["answerable"])
+            for r in map(json.loads, lines)
+        ]
+
+
+def ingest_corpora(
+    services: Services, questions: Sequence[LabelledQuestion], shared_data: Path, distractors: int
+) -> None:
+    """The PDFs into the chat "pdfs"; the SciFact abstracts asked about, and ``distractors`` more, into "scifact"."""
+    for filename in sorted({q.document for q in questions if q.corpus == "pdfs"}):
+        services.ingestion.ingest("pdfs", filename, (shared_data / "pdfs" / filename).read_bytes())
+    asked = {q.document for q in questions if q.corpus == "scifact"}
+    if not asked:
+        return
+    corpus = load_beir(shared_data / _SCIFACT_FOLDER).corpus
+    others = [doc_id for doc_id in corpus if doc_id not in asked][:distractors]
+    for doc_id in sorted(asked) + others:
+        services.ingestion.ingest("scifact", f"scifact-{doc_id}.txt", corpus[doc_id].encode())
+
+
+def retrieve_all(services: Services, questions: Iterable[LabelledQuestion]) -> list[Retrieved]:
+    return [Retrieved(q, tuple(services.retriever.retrieve(q.corpus, q.question).relevant)) for q in questions]
+
+
+def judge_one(retrieved: Retrieved, policy: AnswerabilityPolicy, similarity: Similarity) -> Outcome:
+    """The graph's decision for one question: nothing graded, or no answer-bearing sentence, is "not found"."""
+    started = time.perf_counter()
+    kept = closest_passages(retrieved.graded, policy.relevance_margin)
+    verdict = judge(retrieved.question.question, kept, policy, similarity)
+    ms = (time.perf_counter() - started) * 1000
+    question = retrieved.question
+    return Outcome(question.id, question.answerable, bool(kept) and verdict.answerable, len(retrieved.graded),
+                   len(kept), verdict.coverage, verdict.answer_type, ms)
+
+
+def score(
+    retrieved: Sequence[Retrieved], policy: AnswerabilityPolicy, split: str, embedder: Embedder
+) -> AnswerabilityReport:
+    outcomes = [judge_one(r, policy, similarity_to(r.question.question, embedder)) for r in retrieved]
+    by_corpus = {
+        corpus: _shares([o for o, r in zip(outcomes, retrieved) if r.question.corpus == corpus])
+        for corpus in CORPORA
+        if any(r.question.corpus == corpus for r in retrieved)
+    }
+    shares = _shares(outcomes)
+    return AnswerabilityReport(
+        split=split,
+        policy=asdict(policy),
+        answerable=sum(o.answerable for o in outcomes),
+        answered=shares["answered"],
+        unanswerable=sum(not o.answerable for o in outcomes),
+        honest_not_found=shares["honest_not_found"],
+        mean_graded=_mean([o.graded for o in outcomes]),
+        mean_kept=_mean([o.kept for o in outcomes]),
+        p50_ms=percentile([o.ms for o in outcomes], 50),
+        by_corpus=by_corpus,
+        misjudged=[o for o in outcomes if o.said_answered != o.answerable],
+    )
+
+
+def sweep(
+    retrieved: Sequence[Retrieved], policies: Iterable[AnswerabilityPolicy], embedder: Embedder
+) -> list[tuple[AnswerabilityPolicy, float, float]]:
+    """(policy, answered, honest not-found) for each policy: for choosing on dev. Each question's similarities are
+    computed once for the whole sweep."""
+    similarities = [_remembered(similarity_to(r.question.question, embedder)) for r in retrieved]
+    rows = []
+    for policy in policies:
+        shares = _shares([judge_one(r, policy, similar) for r, similar in zip(retrieved, similarities)])
+        rows.append((policy, shares["answered"], shares["honest_not_found"]))
+    return rows
+
+
+def _remembered(similarity: Similarity) -> Similarity:
+    known: dict[str, float] = {}
+
+    def remembered(sentences: Sequence[str]) -> list[float]:
+        new = [s for s in dict.fromkeys(sentences) if s not in known]
+        known.update(zip(new, similarity(new)))
+        return [known[s] for s in sentences]
+
+    return remembered
+
+
+def run_answerability_eval(
+    services: Services,
+    questions_path: Path,
+    shared_data: Path,
+    *,
+    split: str,
+    policy: AnswerabilityPolicy,
+    distractors: int,
+    log: Callable[[str], None],
+) -> tuple[AnswerabilityReport, list[Retrieved]]:
+    questions = [q for q in load_questions(questions_path) if split in ("all", q.split)]
+    log(f"ingesting the documents of {len(questions)} questions…")
+    ingest_corpora(services, questions, shared_data, distractors)
+    log("retrieving…")
+    retrieved = retrieve_all(services, questions)
+    return score(retrieved, policy, split, services.embedder), retrieved
+
+
+def _shares(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    answerable = [o for o in outcomes if o.answerable]
+    unanswerable = [o for o in outcomes if not o.answerable]
+    return {
+        "answered": _mean([o.said_answered for o in answerable]),
+        "honest_not_found": _mean([not o.said_answered for o in unanswerable]),
+    }
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def sweep_policies() -> list[AnswerabilityPolicy]:
+    """The grid `--sweep` scores; a similarity above 1 switches the meaning test off."""
+    return [
+        AnswerabilityPolicy(coverage, similarity, margin)
+        for margin in (0.1, 0.15, 0.2, 1.0)
+        for similarity in (0.6, 0.65, 0.7, 0.75, 1.01)
+        for coverage in (0.6, 0.7, 0.75, 0.8, 0.9)
+    ]

@@ -1,0 +1,158 @@
+"""What kind of answer a question asks for, its key terms, and whether a sentence holds an answer of that kind.
+
+"Who" asks for a name, "when" for a date or time, "where" for a place name, "how many / how much / how long /
+what percentage / what dose…" for a number. Any other shape (what, which + noun, why, how, yes/no, and every
+non-English question) gets ``"unknown"``: then only the key terms decide, never a guessed type.
+
+Names, numbers and dates are found with regular expressions and capitalisation: no tagger is installed, and the
+decision must not depend on the bundled 135M model. A candidate that the question itself contains is no answer
+("Who was Margaret's brother?" is not answered by "Margaret").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from backend.retrieval.tokenize import Tokenizer
+
+AnswerType = Literal["person", "time", "place", "quantity", "unknown"]
+
+# An optional lead-in before the question word: "and when…", "in how many…", "so who…".
+_LEAD = r"^\W*(?:(?:and|but|so|then|in|on|at|by|for|from|to|of|since|until|during)\s+)?"
+_COPULA = r"(?:is|was|are|were|does|did|do)\s+(?:the\s+|a\s+|an\s+)?"
+_QUANTITY_NOUNS = (
+    r"(?:number|percentage|percent|proportion|fraction|share|ratio|amount|quantity|dose|dosage|rate|score|size|"
+    r"cost|price|age|length|duration|weight|height|distance|speed|temperature|population|accuracy|count|total)"
+)
+_TIME_NOUNS = r"(?:year|years|date|day|month|decade|century|time|season|era)"
+_PLACE_NOUNS = r"(?:country|countries|city|cities|town|state|region|place|location|continent|province|island)"
+_PERSON_NOUNS = r"(?:person|people|author|authors|inventor|founder|company|organi[sz]ation|institution|sponsor)"
+_HOW = r"how\s+(?:many|much|long|old|far|fast|big|large|high|tall|often|deep|wide|heavy|quickly|frequently|soon)"
+_WHAT_WHICH = r"(?:what|which)\s+(?:" + _COPULA + r")?(?:[\w@-]+\s+){0,2}?"
+
+_SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
+    (re.compile(_LEAD + pattern + r"\b", re.IGNORECASE), kind)
+    for pattern, kind in (
+        (r"(?:who|whom|whose)", "person"),
+        (r"(?:when|how\s+soon|since\s+when)", "time"),
+        (r"where", "place"),
+        (_HOW, "quantity"),
+        (_WHAT_WHICH + _TIME_NOUNS, "time"),
+        (_WHAT_WHICH + _PLACE_NOUNS, "place"),
+        (_WHAT_WHICH + _PERSON_NOUNS, "person"),
+        (_WHAT_WHICH + _QUANTITY_NOUNS, "quantity"),
+    )
+)
+
+_SECOND_QUESTION = re.compile(r"[,;]?\s+(?:and|or|but)\s+(?=(?:who|whom|whose|what|when|where|which|why|how)\b)",
+                              re.IGNORECASE)
+
+# Words of the question's frame, not its topic: "How many layers…" is about layers, not about "many" (dropped with
+# its "how" only: "BERT-Large" keeps "large"); "…in the study?" is about the document at hand, whose sentences
+# seldom name themselves. (A word string, as in tokenize.py.)
+_FRAME_WORDS = frozenset(
+    """
+    number percentage percent proportion fraction share ratio amount quantity total count
+    year years date day month decade century time season era
+    country countries city cities town region place location continent province
+    person people
+    study studies paper article
+    use used uses using find found get got make made take took taken give gave given reach reached achieve
+    achieved obtain obtained happen happened mean called name named exactly approximately roughly
+    """.split()  # noqa: SIM905
+)
+_KEY_TERMS = Tokenizer()
+_WORD = re.compile(r"[^\W_]+")
+
+_SPELLED_NUMBERS = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|hundreds|"
+    r"thousand|thousands|million|millions|billion|billions|dozen|dozens|half|twice|double|triple)"
+)
+# A number not glued to letters before it: "24" in "L=24" and "51.0%" count, the "1" of "F1" or "H3F3A" does not.
+_NUMBER = re.compile(r"(?<![\w.])[-+−]?\d[\d,.]*(?:\s?%)?|\b" + _SPELLED_NUMBERS + r"\b", re.IGNORECASE)
+_MONTHS = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
+)
+_TIME = re.compile(
+    r"(?<![\w.])(?:1[0-9]{3}|20[0-9]{2})s?(?![\w.]*\d)"  # a year or a decade
+    r"|\b" + _MONTHS + r"(?:\s+\d{1,2})?\b"  # a month, with its day
+    r"|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
+    r"|(?<![\w.])\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b"  # 12/03/2020
+    r"|(?<![\w.])\d{1,2}:\d{2}\b"  # 14:30
+    r"|\b\d{1,2}(?:st|nd|rd|th)\s+century\b"
+    r"|\b(?:yesterday|today|tomorrow|last\s+(?:year|month|week)|next\s+(?:year|month|week))\b",
+)
+# A capitalised word (a name starts with a capital and goes on in lower case: "Devlin", "Canada", "Daemo").
+# "long form (ABBR)": an abbreviation of at most 10 characters with a capital after its first character.
+_DEFINITION = re.compile(r"((?:[^\s()]+\s+){1,8})\(([A-Za-z][\w-]{0,8}[A-Z][\w-]{0,8})\)")
+_NAME = re.compile(r"\b[A-Z][a-z][\w'’-]*")
+# Capitalised words of a document's own layout, never a name.
+_NOT_NAMES = frozenset({"Table", "Figure", "Fig", "Section", "Appendix", "Equation", "Eq", "Source", "Page", "Chapter"})
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a compound question asks: "Where do axolotls live and what do they eat?" asks two."""
+    return [part for part in _SECOND_QUESTION.split(question) if part.strip()]
+
+
+def expected_answer_type(question: str) -> AnswerType:
+    """The kind of answer the question's shape asks for; ``"unknown"`` for shapes that promise no type."""
+    for pattern, kind in _SHAPES:
+        if pattern.search(question):
+            return kind
+    return "unknown"
+
+
+def key_terms(question: str) -> frozenset[str]:
+    """The question's topic words, stemmed: its words minus function words and the words of its frame."""
+    words = _WORD.findall(re.sub(_HOW, " ", question, flags=re.IGNORECASE))
+    return frozenset(_KEY_TERMS.tokenize(" ".join(w for w in words if w.casefold() not in _FRAME_WORDS)))
+
+
+def text_terms(text: str) -> frozenset[str]:
+    """A text's words as key terms are written (stemmed, without function words), to match ``key_terms`` against."""
+    return frozenset(_KEY_TERMS.tokenize(text))
+
+
+def carries(term: str, terms: frozenset[str], folded_text: str) -> bool:
+    """Whether a text holds a key term: among its own terms (``text_terms``), or for a longer term inside its
+    casefolded words, because PDF text glues words together ("BERTLARGE" for "BERT-Large")."""
+    return term in terms or (len(term) >= 4 and term in folded_text)
+
+
+def abbreviations(text: str) -> dict[str, str]:
+    """Abbreviations the text defines, casefolded, with the words before each: "medullary TEC (mTEC)" gives
+    {"mtec": "… medullary tec"}. A question names the long form; the answering sentence often only the short one."""
+    defined: dict[str, str] = {}
+    for before, short in _DEFINITION.findall(text):  # the first definition holds: later "(X)" are mostly reuses
+        defined.setdefault(short.casefold(), " ".join(before.split()[-_long_form_words(short):]).casefold())
+    # One level of nesting: "mature medullary TEC (mTEC)" also carries the long form of "TEC".
+    return {short: " ".join([long, *(defined[w] for w in long.split() if w in defined and w != short)])
+            for short, long in defined.items()}
+
+
+def _long_form_words(abbreviation: str) -> int:
+    return max(1, sum(c.isupper() for c in abbreviation))
+
+
+def holds_answer(sentence: str, kind: AnswerType, question: str) -> bool:
+    """Whether the sentence holds a candidate answer of the kind asked for that the question does not already
+    contain. Always true for ``"unknown"``: that decision is the key terms'."""
+    if kind == "unknown":
+        return True
+    asked = question.casefold()
+    return any(candidate.casefold().strip() not in asked for candidate in _candidates(sentence, kind))
+
+
+def _candidates(sentence: str, kind: AnswerType) -> list[str]:
+    if kind == "quantity":
+        return _NUMBER.findall(sentence)
+    if kind == "time":
+        return _TIME.findall(sentence)
+    # A person or a place: a name, anywhere but as the sentence's first word (capitalised by grammar alone).
+    first = re.match(r"\W*\w+", sentence)
+    start = first.end() if first else 0
+    return [m.group() for m in _NAME.finditer(sentence, start) if m.group().rstrip("'’-") not in _NOT_NAMES]

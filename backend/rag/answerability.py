@@ -1,0 +1,161 @@
+"""Answerability: do the passages that passed grading answer the question, or are they only about its topic?
+
+Two tests, both read from the evidence and neither from a language model:
+
+1. **The relevance threshold, per query.** A fixed cosine lets almost everything through (issue 11: 4.98 of 5
+   passages passed over 40 questions), because every passage of an on-topic document is close to a question
+   about that topic. What separates the passages that may answer is how close they are *compared with this
+   query's best*: a passage is kept when its relevance is within ``relevance_margin`` of the best one.
+2. **An answer-bearing sentence.** Some sentence of the kept passages must carry the question's key terms
+   (weighted by how rare each is among the passages' sentences, so the topic words every passage shares count
+   little and a word no passage holds counts most) and, for a typed question, hold a candidate of the type asked
+   for that the question does not already contain (a name for "who", a date for "when", a number for "how
+   many"). Key terms are counted over the sentence and the one before it, which often names what the sentence's
+   "it" or "this" refers to, and an abbreviation the passages define carries the words of its long form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from backend.embeddings import Embedder
+from backend.models import Passage
+from backend.rag.answer_type import (
+    AnswerType,
+    abbreviations,
+    carries,
+    expected_answer_type,
+    holds_answer,
+    key_terms,
+    question_parts,
+    text_terms,
+)
+from backend.rag.grounding import split_sentences
+
+# The question's cosine similarity with each of the given sentences (the bundled embedder's, in [-1, 1]).
+Similarity = Callable[[Sequence[str]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class AnswerabilityPolicy:
+    """Chosen on the dev half of bench/data/answerability.jsonl (docs/benchmarks.md)."""
+
+    min_coverage: float = 0.75  # share of the key terms' weight an answer-bearing sentence carries
+    min_similarity: float = 0.65  # or half that share, and this close in meaning to the question
+    relevance_margin: float = 0.2  # a passage is on topic within this much of the query's best relevance
+
+
+@dataclass(frozen=True)
+class Verdict:
+    answerable: bool
+    answer_type: AnswerType
+    coverage: float  # the chosen sentence's share of the key terms' weight (1.0 when the question has none)
+    similarity: float | None  # the chosen sentence's similarity to the question, when it was needed
+    sentence: str | None  # the answer-bearing sentence, or the closest candidate when none answers
+
+
+def similarity_to(question: str, embedder: Embedder) -> Similarity:
+    """The question's similarity to sentences, by the bundled embedder (sentences come from its cache when the
+    evidence quoted them already)."""
+
+    def similarity(sentences: Sequence[str]) -> list[float]:
+        if not sentences:
+            return []
+        return (embedder.embed_documents(list(sentences)) @ embedder.embed_query(question)).tolist()
+
+    return similarity
+
+
+def closest_passages(passages: Sequence[Passage], margin: float) -> list[Passage]:
+    """The graded passages within ``margin`` of this query's best relevance: the threshold, calibrated per query."""
+    if not passages:
+        return []
+    best = max(p.score for p in passages)
+    return [p for p in passages if p.score >= best - margin]
+
+
+def judge(
+    question: str, passages: Sequence[Passage], policy: AnswerabilityPolicy, similarity: Similarity
+) -> Verdict:
+    """Whether some sentence of the passages answers the question, or one part of a compound question (the
+    written answer then says what the documents do answer)."""
+    verdicts = [_judge_part(part, passages, policy, similarity) for part in question_parts(question) or [question]]
+    return next((v for v in verdicts if v.answerable), verdicts[0])
+
+
+def _judge_part(
+    question: str, passages: Sequence[Passage], policy: AnswerabilityPolicy, similarity: Similarity
+) -> Verdict:
+    """A sentence that holds the type asked for answers when it carries ``min_coverage`` of the key terms, or half
+    of that and is ``min_similarity`` close in meaning: the question's words paraphrased ("corpora" for
+    "BooksCorpus and Wikipedia") are found by meaning, while the meaning alone never answers (every on-topic
+    sentence is close)."""
+    kind = expected_answer_type(question)
+    candidates = sorted(
+        ((coverage, sentence) for sentence, coverage in _typed_sentence_coverage(question, kind, passages)),
+        key=lambda pair: -pair[0],
+    )
+    if not candidates:
+        return Verdict(False, kind, 0.0, None, None)
+    coverage, sentence = candidates[0]
+    if coverage >= policy.min_coverage:
+        return Verdict(True, kind, coverage, None, sentence)
+    near = [pair for pair in candidates if pair[0] >= policy.min_coverage / 2]
+    if not near:
+        return Verdict(False, kind, coverage, None, sentence)
+    similarities = similarity([s for _, s in near])
+    best = max(range(len(near)), key=lambda i: similarities[i])
+    closeness = float(similarities[best])
+    return Verdict(closeness >= policy.min_similarity, kind, near[best][0], closeness, near[best][1])
+
+
+def _typed_sentence_coverage(
+    question: str, kind: AnswerType, passages: Sequence[Passage]
+) -> list[tuple[str, float]]:
+    """Each sentence holding a candidate of the type asked for, with its key-term coverage (counted over it and
+    the sentence before it)."""
+    sentences = [s for p in passages for s in split_sentences(p.parent.text)]
+    defined = abbreviations(" ".join(p.parent.text for p in passages))
+    folded = [_with_long_forms(_fold(s), defined) for s in sentences]
+    terms = [text_terms(f) for f in folded]
+    weights = _term_weights(key_terms(question), terms, folded)
+    typed = []
+    for index, sentence in enumerate(sentences):
+        if holds_answer(sentence, kind, question):
+            before = max(index - 1, 0)
+            typed.append(
+                (sentence, _coverage(weights, terms[before] | terms[index], f"{folded[before]} {folded[index]}"))
+            )
+    return typed
+
+
+def _term_weights(
+    key: frozenset[str], terms: Sequence[frozenset[str]], folded: Sequence[str]
+) -> dict[str, float]:
+    """Inverse sentence frequency among the passages: a term in every sentence weighs little, one in none most."""
+    count = len(folded)
+    return {
+        term: math.log((count + 1) / (sum(carries(term, t, f) for t, f in zip(terms, folded)) + 0.5))
+        for term in key
+    }
+
+
+def _fold(sentence: str) -> str:
+    """Casefolded, on one line, with words hyphenated across a line break joined again ("pre-\ntraining")."""
+    return " ".join(sentence.replace("-\n", "").split()).casefold()
+
+
+def _with_long_forms(folded_sentence: str, defined: dict[str, str]) -> str:
+    """The sentence followed by the long form of each abbreviation it uses, so "mTEC" carries "medullary"."""
+    used = [long for short, long in defined.items() if re.search(rf"(?<!\w){re.escape(short)}(?!\w)", folded_sentence)]
+    return " ".join([folded_sentence, *used])
+
+
+def _coverage(weights: dict[str, float], terms: frozenset[str], folded_text: str) -> float:
+    total = sum(weights.values())
+    if total <= 0:
+        return 1.0  # no key terms: the type test alone decides
+    return sum(w for term, w in weights.items() if carries(term, terms, folded_text)) / total

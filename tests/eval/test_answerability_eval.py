@@ -1,0 +1,46 @@
+"""`axiom eval answerability`: the labelled set's shape, and one real run over a shared PDF."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from backend.eval.answerability import load_questions, run_answerability_eval, sweep, sweep_policies
+from backend.rag.answerability import AnswerabilityPolicy
+
+LABELLED = Path(__file__).resolve().parents[2] / "bench" / "data" / "answerability.jsonl"
+SQUAD = "academic_2col_squad_rajpurkar2016.pdf"
+
+
+def test_the_labelled_set_is_balanced_across_splits_and_labels():
+    questions = load_questions(LABELLED)
+    assert len({q.id for q in questions}) == len(questions) >= 80
+    counts = Counter((q.split, q.answerable) for q in questions)
+    assert set(counts) == {("dev", True), ("dev", False), ("test", True), ("test", False)}
+    assert all(count >= 18 for count in counts.values())
+    assert {q.corpus for q in questions} == {"pdfs", "scifact"}
+
+
+def test_a_real_run_answers_the_answerable_and_declines_the_rest(tmp_path, make_services, shared_data):
+    rows = [
+        {"id": "q1", "split": "test", "corpus": "pdfs", "document": SQUAD, "answerable": True,
+         "question": "How many question-answer pairs does SQuAD contain?"},
+        {"id": "q2", "split": "test", "corpus": "pdfs", "document": SQUAD, "answerable": False,
+         "question": "How old were the crowdworkers who wrote the questions?"},
+        {"id": "q3", "split": "dev", "corpus": "pdfs", "document": SQUAD, "answerable": True,
+         "question": "Not in the test split"},
+    ]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    services = make_services(tmp_path / "data")
+    report, retrieved = run_answerability_eval(
+        services, questions, shared_data, split="test", policy=AnswerabilityPolicy(), distractors=0, log=print
+    )
+    assert (report.answerable, report.unanswerable) == (1, 1)
+    assert report.answered == 1.0 and report.honest_not_found == 1.0 and report.misjudged == []
+    assert 0 < report.mean_kept <= report.mean_graded <= services.settings.retrieval_final_k
+    assert "honest not-found on unanswerable: 1.000 of 1" in report.table()
+    # A policy that demands every key term and no meaning test still declines what the set cannot answer.
+    strict = AnswerabilityPolicy(min_coverage=1.0, min_similarity=1.01)
+    assert [(policy, not_found) for policy, _, not_found in sweep(retrieved, [strict], services.embedder)] == [
+        (strict, 1.0)]
+    assert len(sweep_policies()) > 1

@@ -1,0 +1,93 @@
+"""Question shapes, key terms, abbreviations and answer candidates: plain text in, no model."""
+
+import pytest
+
+from backend.rag.answer_type import (
+    abbreviations,
+    carries,
+    expected_answer_type,
+    holds_answer,
+    key_terms,
+    question_parts,
+    text_terms,
+)
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Who funded the research behind BERT?", "person"),
+    ("Whose idea was the masked language model?", "person"),
+    ("Which company sponsored the trial?", "person"),
+    ("When was the dataset released?", "time"),
+    ("In what year did the trial end?", "time"),
+    ("Where were the crowdworkers located?", "place"),
+    ("Which Chinese cities were studied?", "place"),
+    ("How many layers does BERT-Large have?", "quantity"),
+    ("How much were the crowdworkers paid?", "quantity"),
+    ("How long did pre-training take?", "quantity"),
+    ("In how many subjects was it replicated?", "quantity"),
+    ("What percentage of tokens are masked?", "quantity"),
+    ("What was the maximum daily dose of topiramate?", "quantity"),
+    ("and when did it start?", "time"),
+    # Shapes that promise no type: only the key terms decide.
+    ("What does the Document Retriever use?", "unknown"),
+    ("Which corpora were used to pre-train BERT?", "unknown"),
+    ("Why does the model fail?", "unknown"),
+    ("Is BERT bidirectional?", "unknown"),
+    ("Combien de couches a BERT ?", "unknown"),
+    ("BERTには何層ありますか？", "unknown"),
+])
+def test_the_question_shape_gives_the_answer_type(question, kind):
+    assert expected_answer_type(question) == kind
+
+
+def test_key_terms_drop_the_question_frame_and_function_words():
+    assert key_terms("How many layers does BERT-Large have?") == {"layer", "bert", "larg"}
+    assert key_terms("How large is the vocabulary?") == {"vocabulari"}
+    assert key_terms("What dose of bezafibrate did the patients receive in the study?") == {
+        "dose", "bezafibr", "patient", "receiv"}
+    assert key_terms("How many?") == frozenset()
+
+
+def test_a_term_is_carried_by_its_stem_or_inside_glued_pdf_words():
+    sentence = "We denote BERTLARGE (L=24) and the medullary cells."
+    folded, terms = sentence.casefold(), text_terms(sentence)
+    assert carries("medullari", terms, folded)  # "medullary" stems to the question's stem
+    assert carries("larg", terms, folded)  # inside "bertlarge"
+    assert not carries("gpus", terms, folded)
+    assert not carries("ll", text_terms("all of it"), "all of it")  # a short stem only as a whole term
+
+
+def test_abbreviations_map_to_their_long_form_with_one_level_of_nesting():
+    text = ("Thymic epithelial cells (TEC) form the thymus. The mature medullary TEC (mTEC) turn over. "
+            "Later the combined systems (TEC) were measured.")
+    defined = abbreviations(text)
+    assert defined["tec"] == "thymic epithelial cells"  # the first definition holds
+    assert defined["mtec"].startswith("mature medullary tec") and defined["mtec"].endswith("thymic epithelial cells")
+
+
+@pytest.mark.parametrize(("sentence", "kind", "holds"), [
+    ("BERTLARGE (L=24, H=1024) has 340M parameters.", "quantity", True),
+    ("We report F1 and EM on the dev set.", "quantity", False),  # the 1 of "F1" is no number
+    ("Each pretraining took four days to complete.", "quantity", True),
+    ("The dataset was released in June 2016.", "time", True),
+    ("The dataset was released to the public.", "time", False),
+    ("The paper was written by Jacob Devlin and colleagues.", "person", True),
+    ("Transformers were trained on the data.", "person", False),  # a capital only at the sentence's start
+    ("See Table 2 for the results.", "person", False),
+    ("Workers came from the United States or Canada.", "place", True),
+    ("Anything at all.", "unknown", True),
+])
+def test_a_sentence_holds_an_answer_of_the_type_asked(sentence, kind, holds):
+    assert holds_answer(sentence, kind, "question?") is holds
+
+
+def test_a_candidate_the_question_already_contains_is_no_answer():
+    assert not holds_answer("The story of Margaret is long.", "person", "Who was Margaret's brother?")
+    assert holds_answer("Margaret's brother was Edgar.", "person", "Who was Margaret's brother?")
+    assert not holds_answer("The leaderboard opened in 2018.", "time", "What happened in 2018?")
+
+
+def test_a_compound_question_asks_each_of_its_parts():
+    assert question_parts("Where do axolotls live and what do they eat?") == [
+        "Where do axolotls live", "what do they eat?"]
+    assert question_parts("What do salt and pepper add?") == ["What do salt and pepper add?"]

@@ -1,0 +1,74 @@
+"""The answerability decision on passages built by hand: the per-query threshold, the answer-bearing sentence,
+and the meaning test with the real bundled embedder."""
+
+import pytest
+
+from backend.rag.answerability import AnswerabilityPolicy, closest_passages, judge, similarity_to
+from tests.rag.test_nodes import passage
+
+POLICY = AnswerabilityPolicy()
+BRIDGE = [
+    passage(0, "The Harbour Bridge opened in 1932 after eight years of work. Its steel arch spans 503 metres. "
+               "Workers painted the bridge grey.", "bridge.pdf"),
+    passage(1, "The bridge carries eight lanes of road traffic and two railway lines.", "bridge.pdf"),
+]
+
+
+def never_close(sentences):
+    return [0.0] * len(sentences)
+
+
+def test_the_threshold_is_calibrated_per_query():
+    ranked = [passage(n, "text") for n in range(3)]  # scores 0.90, 0.89, 0.88
+    assert closest_passages(ranked, margin=0.015) == ranked[:2]
+    assert closest_passages(ranked, margin=1.0) == ranked
+    assert closest_passages([], margin=0.2) == []
+
+
+@pytest.mark.parametrize("question", [
+    "When did the Harbour Bridge open?",
+    "How long is the steel arch of the bridge?",
+    "How many lanes of traffic does the bridge carry?",
+    "What does the bridge carry?",  # untyped: the key terms alone decide
+])
+def test_a_sentence_with_the_key_terms_and_the_type_asked_answers(question):
+    verdict = judge(question, BRIDGE, POLICY, never_close)
+    assert verdict.answerable and verdict.sentence and verdict.similarity is None
+
+
+@pytest.mark.parametrize("question", [
+    "Who designed the Harbour Bridge?",  # on topic, but the passages name nobody
+    "How much did the Harbour Bridge cost?",  # numbers there are, but none about cost
+    "When was the bridge's toll removed?",
+    "What is the bridge's speed limit?",
+])
+def test_on_topic_passages_that_do_not_answer_are_no_answer(question):
+    assert not judge(question, BRIDGE, POLICY, never_close).answerable
+
+
+def test_no_passages_answer_nothing():
+    verdict = judge("When did the bridge open?", [], POLICY, never_close)
+    assert not verdict.answerable and verdict.sentence is None
+
+
+def test_an_abbreviation_carries_its_long_form():
+    abstract = [passage(0, "Medullary thymic epithelial cells (mTEC) present antigens. Mature mTEC turn over in "
+                           "2 to 3 weeks, immature ones more slowly.")]
+    assert judge("How fast do mature medullary thymic epithelial cells turn over?", abstract, POLICY,
+                 never_close).answerable
+
+
+def test_a_paraphrase_is_found_by_meaning_but_meaning_alone_never_answers(embedder):
+    corpora = [passage(0, "BERT is pre-trained on the BooksCorpus (800M words) and English Wikipedia (2,500M words). "
+                          "Fine-tuning is inexpensive.")]
+    question = "Which corpora were used to pre-train BERT?"
+    assert not judge(question, corpora, POLICY, never_close).answerable
+    verdict = judge(question, corpora, POLICY, similarity_to(question, embedder))
+    assert verdict.answerable and verdict.similarity >= POLICY.min_similarity and "BooksCorpus" in verdict.sentence
+    # A sentence close in meaning but carrying too few of the key terms is not tried at all.
+    assert not judge("Who funded the research behind BERT?", corpora, POLICY, lambda s: [1.0] * len(s)).answerable
+
+
+def test_a_compound_question_is_answerable_when_one_part_is():
+    question = "Who designed the Harbour Bridge, and when did it open?"
+    assert judge(question, BRIDGE, POLICY, never_close).answerable
