@@ -26,6 +26,12 @@ class ApiSettings(BaseSettings):
         2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"
     )
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
+    # At least one largest request (10 files of 50 MB), so one person's largest upload is never refused as such.
+    upload_budget_bytes: int = Field(
+        512 * 1024 * 1024, gt=0,
+        description="Uploaded bytes held at once by all requests and queued jobs; past it an upload gets 503 "
+        "SERVER_BUSY with Retry-After",
+    )
     default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")
     model_name: str = Field("axiom", description="The model id the OpenAI-compatible API lists and accepts")
     frontend_dir: Path = Field(
