@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     # 32, not the seed's 256: as fast on this CPU and 0.65 GB peak instead of 3.1 GB (bench/embeddings.py).
     embedding_batch_size: int = 32
     embedding_threads: int | None = None
+    embedding_memory_arena: bool = Field(
+        False,
+        description="fastembed: keep onnxruntime's memory arena (a little faster per batch, but the memory of the "
+        "largest batch is never returned: 1.4 GB more after nine PDFs, docs/benchmarks.md)",
+    )
 
     # Parent-child chunking (characters).
     parent_chunk_size: int = 2000
