@@ -28,16 +28,19 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     services = build_services(settings)
     failures = 0
-    for path in args.files:
-        try:
-            result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
-        except AxiomError as error:
-            failures += 1
-            print(f"FAILED  {path.name}: {error.message}")
-            continue
-        note = " (already in this chat)" if result.duplicate else ""
-        print(f"ok      {result.filename}: {result.page_count} pages, {result.chunk_count} chunks, "
-              f"id {result.document_id}{note}")
+    try:
+        for path in args.files:
+            try:
+                result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
+            except AxiomError as error:
+                failures += 1
+                print(f"FAILED  {path.name}: {error.message}")
+                continue
+            note = " (already in this chat)" if result.duplicate else ""
+            print(f"ok      {result.filename}: {result.page_count} pages, {result.chunk_count} chunks, "
+                  f"id {result.document_id}{note}")
+    finally:
+        services.close()
     return 1 if failures else 0
 
 
@@ -67,7 +70,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by
         # the interpreter's teardown.
-        services.llm.close()
+        services.close()
 
 
 def _print_answer(events) -> int:

@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     # 32, not the seed's 256: as fast on this CPU and 0.65 GB peak instead of 3.1 GB (bench/embeddings.py).
     embedding_batch_size: int = 32
     embedding_threads: int | None = None
+    embedding_memory_arena: bool = Field(
+        False,
+        description="fastembed: keep onnxruntime's memory arena (a little faster per batch, but the memory of the "
+        "largest batch is never returned: 1.4 GB more after nine PDFs, docs/benchmarks.md)",
+    )
 
     # Parent-child chunking (characters).
     parent_chunk_size: int = 2000
@@ -146,6 +151,18 @@ class Settings(BaseSettings):
 
     # Ingestion limits.
     max_upload_bytes: int = 50 * 1024 * 1024
+    # Files are read in worker processes (backend/ingest/reader.py): what a parser leaves behind ends with them.
+    reader_workers: int = Field(1, ge=1, description="Worker processes reading uploaded files")
+    reader_files_per_worker: int = Field(
+        100, ge=1, description="Files a reader process reads before it is replaced by a fresh one"
+    )
+    # The 400-page PDF peaks under 100 MB; a DOCX of 11 M empty paragraphs would take 1.35 GB.
+    reader_memory_limit_mb: int = Field(
+        1024, ge=256, description="Address space a reader process may use; a file needing more is refused (422)"
+    )
+    reader_timeout_seconds: float = Field(
+        300.0, gt=0, description="Seconds a file may take to read before it is refused (422) and its reader killed"
+    )
 
     @property
     def llm_slots(self) -> int:

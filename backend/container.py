@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
 from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.reader import DocumentReader, ReaderLimits
 from backend.ingest.service import IngestionService
 from backend.llm.base import LLM, ChatMessage, GenerationParams
 from backend.llm.factory import build_llm
@@ -27,6 +28,7 @@ from backend.stores.bm25 import BM25Store
 from backend.stores.chats import ChatStore
 from backend.stores.chroma import ChromaStore
 from backend.stores.documents import DocumentStore
+from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 
 
@@ -45,6 +47,12 @@ class Services:
     chats: ChatStore
     llm: ScheduledLLM
     pipeline: RAGPipeline
+    reader: DocumentReader
+    jobs: JobStore  # background ingestion jobs, beside the documents they make
+
+    def close(self) -> None:
+        self.reader.close()
+        self.llm.close()
 
 
 def _llm_verifier(llm: ScheduledLLM):
@@ -55,8 +63,12 @@ def _llm_verifier(llm: ScheduledLLM):
     return verify
 
 
-def build_services(settings: Settings, *, embedder: Embedder | None = None, llm: LLM | None = None) -> Services:
-    """``embedder`` and ``llm`` let tests share loaded models across many temporary containers."""
+def build_services(
+    settings: Settings, *, embedder: Embedder | None = None, llm: LLM | None = None,
+    reader: DocumentReader | None = None,
+) -> Services:
+    """``embedder``, ``llm`` and ``reader`` let tests share loaded models and reader processes across many
+    temporary containers."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = embedder or build_embedder(settings)
     # Every call on the model goes through one scheduler, whichever part of Axiom makes it.
@@ -68,8 +80,12 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
         settings.parent_chunk_size, settings.parent_chunk_overlap,
         settings.child_chunk_size, settings.child_chunk_overlap,
     )
+    reader = reader or DocumentReader(ReaderLimits(
+        workers=settings.reader_workers, files_per_worker=settings.reader_files_per_worker,
+        memory_bytes=settings.reader_memory_limit_mb * 1024 * 1024, seconds=settings.reader_timeout_seconds,
+    ))
     ingestion = IngestionService(
-        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents
+        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents, load=reader.read
     )
     ingestion.recover()
     dense = DenseRetriever(embedder, vectors)
@@ -110,7 +126,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, llm:
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(settings.chats_db_path), llm, RAGPipeline(deps),
+        ChatStore(settings.chats_db_path), llm, RAGPipeline(deps), reader,
+        JobStore(settings.docstore_path),
     )
 
 

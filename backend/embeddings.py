@@ -86,7 +86,12 @@ def _link_int8_model_files(target: Path) -> None:
 
 
 class FastEmbedMiniLM:
-    """The int8 ONNX export on onnxruntime through fastembed. ``threads=None`` lets onnxruntime use every core."""
+    """The int8 ONNX export on onnxruntime through fastembed. ``threads=None`` lets onnxruntime use every core.
+
+    ``memory_arena=False`` (the default) makes onnxruntime free each batch's buffers after it: with its arena on,
+    memory grew to the largest batch shapes ever seen and never came back (288 → 1,665 MiB over nine shared PDFs,
+    300–430 MiB without it; bench/embeddings.py measures the speed of both).
+    """
 
     model_id = "all-MiniLM-L6-v2-onnx-int8"
     dimension = DIMENSION
@@ -94,7 +99,7 @@ class FastEmbedMiniLM:
     # files need pointing at; its hub source is never consulted when specific_model_path is given.
     _FASTEMBED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = None, *, memory_arena: bool = False) -> None:
         # Imported here so that modules needing only the Embedder protocol do not pay for loading fastembed.
         from fastembed import TextEmbedding
 
@@ -108,6 +113,7 @@ class FastEmbedMiniLM:
                 specific_model_path=model_dir,
                 threads=threads,
                 providers=["CPUExecutionProvider"],
+                enable_cpu_mem_arena=memory_arena,
             )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -240,7 +246,10 @@ def build_embedder(settings: Settings) -> Embedder:
     """The configured provider behind the embedding cache."""
     inner: Embedder
     if settings.embedding_provider == "fastembed":
-        inner = FastEmbedMiniLM(batch_size=settings.embedding_batch_size, threads=settings.embedding_threads)
+        inner = FastEmbedMiniLM(
+            batch_size=settings.embedding_batch_size, threads=settings.embedding_threads,
+            memory_arena=settings.embedding_memory_arena,
+        )
     elif settings.embedding_provider == "sentence-transformers":
         inner = SentenceTransformerMiniLM(batch_size=settings.embedding_batch_size)
     else:

@@ -20,10 +20,19 @@ class AxiomError(Exception):
     def to_body(self) -> dict[str, Any]:
         return {"error": self.code, "message": self.message, "details": self.details}
 
+    def __reduce__(self) -> tuple:
+        # Errors cross process boundaries (documents are read in a worker process); subclasses take keyword-only
+        # arguments that Exception's default pickling would not pass back.
+        return _restore, (type(self), self.__dict__)
+
     @property
     def headers(self) -> dict[str, str]:
         """HTTP headers the response carries besides the body (none by default)."""
         return {}
+
+
+class Cancelled(Exception):
+    """Work stopped because whoever started it cancelled it (a background job, a chat being deleted)."""
 
 
 class ValidationFailed(AxiomError):
@@ -71,6 +80,7 @@ class UnreadableDocument(AxiomError):
     ENCRYPTED = "encrypted"
     CORRUPT = "corrupt"
     NO_TEXT = "no_text"
+    TOO_COMPLEX = "too_complex"  # reading it would take more memory or time than a document may use
 
     def __init__(self, message: str, *, reason: str, **details: Any) -> None:
         super().__init__(message, reason=reason, **details)
@@ -100,3 +110,10 @@ class ServerBusy(AxiomError):
     @property
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after_seconds)}
+
+
+def _restore(cls: type[AxiomError], state: dict[str, Any]) -> AxiomError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    error.args = (state["message"],)
+    return error

@@ -41,10 +41,11 @@ class Config:
     provider: str
     batch_size: int
     threads: int | None = None
+    memory_arena: bool = False
 
     def build(self) -> Embedder:
         if self.provider == "fastembed":
-            return FastEmbedMiniLM(batch_size=self.batch_size, threads=self.threads)
+            return FastEmbedMiniLM(batch_size=self.batch_size, threads=self.threads, memory_arena=self.memory_arena)
         return SentenceTransformerMiniLM(batch_size=self.batch_size)
 
 
@@ -64,6 +65,8 @@ def configurations(configured_batch_size: int) -> list[Config]:
     fastembed = [Config("fastembed (configured)", "fastembed", configured_batch_size)] + [
         Config("fastembed", "fastembed", batch_size, threads)
         for batch_size, threads in [(8, None), (16, None), (32, None), (64, None), (32, 2), (32, 1)]
+    ] + [
+        Config("fastembed, arena on", "fastembed", 32, threads, memory_arena=True) for threads in (None, 1)
     ]
     sentence_transformers = [
         Config("sentence-transformers", "sentence-transformers", batch_size)
@@ -161,6 +164,7 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=512, help="chunks to embed per configuration")
     parser.add_argument("--queries", type=int, default=50, help="single queries timed per configuration")
+    parser.add_argument("--fastembed-only", action="store_true", help="skip the sentence-transformers rows")
     args = parser.parse_args()
 
     settings = Settings()
@@ -172,7 +176,10 @@ def main() -> None:
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
     )
     candidates = configurations(settings.embedding_batch_size)
-    configs = [c for c in candidates if c.provider == "fastembed" or sentence_transformers_installed()]
+    configs = [
+        c for c in candidates
+        if c.provider == "fastembed" or (sentence_transformers_installed() and not args.fastembed_only)
+    ]
     if len(configs) < len(candidates):
         print("sentence-transformers is not installed: pip install 'axiom[sentence-transformers]'")
 

@@ -45,15 +45,29 @@ def bundled_llm():
     return build_llm(Settings(llm_stall_timeout=60))
 
 
+@pytest.fixture(scope="session")
+def document_reader():
+    """The worker process that reads uploaded files, started once for the whole run (each container would
+    otherwise start its own)."""
+    from backend.ingest.reader import DocumentReader, ReaderLimits
+
+    reader = DocumentReader(ReaderLimits())
+    yield reader
+    reader.close()
+
+
 @pytest.fixture
-def make_services(embedder, bundled_llm):
+def make_services(embedder, bundled_llm, document_reader):
     """Builds the real container (Chroma, BM25, SQLite, memory, graph) under a directory, sharing the loaded
     models; ``llm=`` swaps the language model."""
     from backend.config import Settings
     from backend.container import build_services
 
     def make(data_dir: Path, llm=None, **overrides):
-        return build_services(Settings(data_dir=data_dir, **overrides), embedder=embedder, llm=llm or bundled_llm)
+        return build_services(
+            Settings(data_dir=data_dir, **overrides), embedder=embedder, llm=llm or bundled_llm,
+            reader=document_reader,
+        )
 
     return make
 
@@ -78,12 +92,12 @@ def api_llm():
 
 
 @pytest.fixture(scope="session")
-def build_app_services(embedder, api_llm):
+def build_app_services(embedder, api_llm, document_reader):
     """Builds a real container under a directory, sharing the session's loaded models; ``llm=`` swaps the LLM.
     (make_services above does the same per test; the HTTP and browser tests' servers live for a whole module.)"""
 
     def build(data_dir: Path, llm=None, **overrides) -> Services:
         settings = Settings(data_dir=data_dir, **{**TEST_SETTINGS, **overrides})
-        return build_services(settings, embedder=embedder, llm=llm or api_llm)
+        return build_services(settings, embedder=embedder, llm=llm or api_llm, reader=document_reader)
 
     return build

@@ -23,6 +23,7 @@ from backend.api.errors import drop_fastapi_validation_responses, install_error_
 from backend.api.routes import chat, chats, documents, health, history, openai
 from backend.api.schemas import MESSAGE_MAX_CHARS
 from backend.api.settings import ApiSettings
+from backend.api.upload_budget import UploadBudget
 from backend.api.uploads import DocumentUploads
 from backend.config import Settings
 from backend.container import Services, build_services
@@ -44,7 +45,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         built = services or build_services(settings or Settings())
-        jobs = IngestJobs(built.ingestion, workers=api_settings.ingest_workers)
+        jobs = IngestJobs(built.ingestion, built.jobs, workers=api_settings.ingest_workers)
+        built.reader.warm_up()
         app.state.services = built
         app.state.api_settings = api_settings
         app.state.jobs = jobs
@@ -54,7 +56,8 @@ def create_app(
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
         )
         app.state.uploads = DocumentUploads(
-            built.ingestion, jobs, background_bytes=api_settings.background_ingest_bytes
+            built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
+            background_bytes=api_settings.background_ingest_bytes,
         )
         app.state.chats = Chats(built.chats, built.documents, built.ingestion, built.memory, jobs)
         try:
@@ -62,7 +65,7 @@ def create_app(
         finally:
             jobs.close()
             if services is None:  # built here, so closed here (tests share theirs between apps)
-                built.llm.close()
+                built.close()
 
     app = FastAPI(
         title="Axiom",

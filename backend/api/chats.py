@@ -20,6 +20,7 @@ from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStor
 from backend.stores.memory import MemoryStore
 
 DEFAULT_TITLE = "New chat"
+
 MAX_TITLE_CHARS = 100
 
 
@@ -97,30 +98,23 @@ class Chats:
         return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
 
     def delete(self, chat_id: str) -> DeletedChat:
-        """Its documents, its conversation and its record. Refused while a background job is indexing into it:
-        the job would add its document after the chat was deleted."""
-        contents = self.contents(chat_id)
-        if contents.jobs:
+        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record.
+        Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
+        self.contents(chat_id)
+        still_running = self._jobs.cancel_chat(chat_id)
+        if still_running:
             record = self._store.get(chat_id)
             title = record.title if record else chat_id
             raise Conflict(
-                f"“{title}” is still indexing {_file_names(contents.jobs)}; delete it when indexing has finished.",
-                chat_id=chat_id, jobs=[job.job_id for job in contents.jobs],
+                f"“{title}” is still storing {_file_names(still_running)}; try deleting it again in a moment.",
+                chat_id=chat_id, jobs=[job.job_id for job in still_running],
             )
-        documents_deleted = sum(
-            self._delete_document(chat_id, document.document_id) for document in contents.documents
-        )
+        documents_deleted = self._ingestion.delete_chat(chat_id)
+        self._jobs.forget_chat(chat_id)
         messages_deleted = self._memory.clear_chat(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)
         return DeletedChat(chat_id, documents_deleted, messages_deleted)
-
-    def _delete_document(self, chat_id: str, document_id: str) -> bool:
-        try:
-            self._ingestion.delete(chat_id, document_id)
-        except NotFound:  # deleted by another request in the meantime
-            return False
-        return True
 
 
 def _named(record: ChatRecord, document_count: int) -> Chat:

@@ -9,14 +9,18 @@ have streamed in. A filename is only ever a label: it never becomes a path.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from python_multipart import MultipartParser
 from python_multipart.exceptions import FormParserError
-from python_multipart.multipart import parse_options_header
-from starlette.requests import Request
+from python_multipart.multipart import MultipartState, parse_options_header
+from starlette.requests import ClientDisconnect, Request
 
+from backend.api.upload_budget import Reservation
 from backend.errors import AxiomError, FileTooLarge, ValidationFailed
+
+log = logging.getLogger(__name__)
 
 # Room for one part's boundary and headers (python-multipart caps a part at 8 headers of ~4 KiB each).
 _PART_ENVELOPE_BYTES = 64 * 1024
@@ -107,29 +111,46 @@ def _declared_length(request: Request) -> int | None:
     return int(value)
 
 
-async def receive_files(request: Request, *, max_file_bytes: int, max_files: int) -> list[ReceivedFile]:
-    """The uploaded files in order; a file over ``max_file_bytes`` comes back with its FileTooLarge error.
+async def receive_files(
+    request: Request, reservation: Reservation, *, max_file_bytes: int, max_files: int
+) -> list[ReceivedFile]:
+    """The uploaded files in order; a file over ``max_file_bytes`` comes back with its FileTooLarge error. The
+    bytes are counted against the server's upload budget through ``reservation`` as they arrive.
 
-    Raises FileTooLarge (413) when the whole request is larger than ``max_files`` full-size files, and
-    ValidationFailed (400) when it is not a well-formed multipart upload with at least one file.
+    Raises FileTooLarge (413) when the whole request is larger than ``max_files`` full-size files, ServerBusy (503)
+    when the budget is spent, and ValidationFailed (400) when it is not a complete, well-formed multipart upload
+    with at least one file (a client that hangs up midway gets this too, though nobody is left to read it).
     """
     boundary = _boundary(request)
     request_limit = max_files * (max_file_bytes + _PART_ENVELOPE_BYTES)
     declared = _declared_length(request)
     if declared is not None and declared > request_limit:
         raise file_too_large(max_file_bytes)
+    if declared is not None:
+        reservation.grow(declared)  # refused before a byte is read (the server holds a body to its length)
     collector = _FileCollector(max_file_bytes=max_file_bytes, max_files=max_files)
     received = 0
+    parser = MultipartParser(boundary, collector.callbacks())
     try:
-        parser = MultipartParser(boundary, collector.callbacks())
         async for chunk in request.stream():
             received += len(chunk)
             if received > request_limit:
                 raise file_too_large(max_file_bytes)
+            if declared is None:
+                reservation.grow(len(chunk))
             parser.write(chunk)
         parser.finalize()
     except FormParserError as error:
         raise ValidationFailed("The upload is not valid multipart/form-data.", field="files") from error
+    except ClientDisconnect:
+        log.info("the client hung up during an upload to %s after %d bytes; nothing was stored", request.url.path,
+                 received)
+        raise ValidationFailed("The upload was interrupted before it was complete.", field="files") from None
+    if parser.state != MultipartState.END:
+        raise ValidationFailed(
+            "The upload ended before its last part did (the body was cut short); nothing was stored. Send it again.",
+            field="files",
+        )
     if not collector.files:
         raise ValidationFailed("The upload contains no file.", field="files")
     return collector.files

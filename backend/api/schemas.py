@@ -11,10 +11,11 @@ from backend.api.answers import HAS_TEXT_RULE, is_blank
 from backend.api.chats import MAX_TITLE_CHARS, Chat, DeletedChat
 from backend.errors import AxiomError
 from backend.ids import COLLECTION_PREFIX, ID_MAX_LENGTH, ID_PATTERN, ID_RULE
-from backend.ingest.jobs import Job, JobState
+from backend.ingest.jobs import Job
 from backend.ingest.service import IngestedDocument
 from backend.rag.pipeline import RAGAnswer
 from backend.stores.documents import READY, DocumentRecord
+from backend.stores.jobs import JobState
 from backend.stores.memory import StoredMessage
 
 # A chat, document or session id as every route and body declares it (the rule of backend/ids.py).
@@ -240,14 +241,14 @@ class DocumentState(BaseModel):
     error: ErrorBody | None = Field(None, description="Why the job failed")
 
     @classmethod
-    def of_job(cls, job: Job) -> DocumentState:
-        document = job.document
+    def of_job(cls, job: Job, document: DocumentRecord | None = None) -> DocumentState:
+        """``document``: the registry's record of the document a ready job made (its page and chunk counts)."""
         return cls(
             id=job.job_id, name=job.filename, status=job.state, percent=int(job.progress * 100),
-            document_id=document.document_id if document else None,
+            document_id=job.document_id,
             chunk_count=document.chunk_count if document else None,
             page_count=document.page_count if document else None,
-            error=ErrorBody.of(job.error) if job.error else None,
+            error=ErrorBody(**job.error) if job.error else None,
         )
 
     @classmethod

@@ -32,6 +32,12 @@ class ApiSettings(BaseSettings):
         "PAYLOAD_TOO_LARGE. A question's body is at most ~25 KB (2,000 characters, each at most 12 bytes as a JSON "
         "escape); the default leaves room for an OpenAI client that resends a long conversation with each question",
     )
+    # At least one largest request (10 files of 50 MB), so one person's largest upload is never refused as such.
+    upload_budget_bytes: int = Field(
+        512 * 1024 * 1024, gt=0,
+        description="Uploaded bytes held at once by all requests and queued jobs; past it an upload gets 503 "
+        "SERVER_BUSY with Retry-After",
+    )
     default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")
     model_name: str = Field("axiom", description="The model id the OpenAI-compatible API lists and accepts")
     frontend_dir: Path = Field(

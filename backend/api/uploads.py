@@ -7,11 +7,14 @@ holds a request open for a minute. Nothing is written to disk but the indexes: o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backend.api.multipart import ReceivedFile
 from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
-from backend.errors import AxiomError
+from backend.api.upload_budget import Reservation, UploadBudget
+from backend.errors import AxiomError, Conflict
 from backend.ingest.jobs import IngestJobs
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestionService
@@ -24,12 +27,27 @@ class UploadOutcome:
 
 
 class DocumentUploads:
-    def __init__(self, ingestion: IngestionService, jobs: IngestJobs, *, background_bytes: int) -> None:
+    def __init__(
+        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_bytes: int
+    ) -> None:
         self._ingestion = ingestion
         self._jobs = jobs
+        self._budget = budget
         self._background_bytes = background_bytes
 
-    def accept(self, chat_id: str, files: list[ReceivedFile], *, background: bool) -> UploadOutcome:
+    @contextmanager
+    def reservation(self) -> Iterator[Reservation]:
+        """One request's share of the upload budget, released when the request ends (except what its background
+        jobs keep until they end)."""
+        reservation = Reservation(self._budget)
+        try:
+            yield reservation
+        finally:
+            reservation.close()
+
+    def accept(
+        self, chat_id: str, files: list[ReceivedFile], reservation: Reservation, *, background: bool
+    ) -> UploadOutcome:
         """Blocking (it may index). A single file that fails raises its error, so the response carries that
         error's status; with several files each failure is listed and the others still go in."""
         refused: list[ReceivedFile] = []
@@ -48,10 +66,27 @@ class DocumentUploads:
         ]
         if len(files) == 1 and failures:
             raise failures[0][1]
-        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, bytes(f.data))) for f in queued]
+        jobs = [
+            DocumentState.of_job(
+                self._jobs.submit(chat_id, f.name, bytes(f.data), on_end=reservation.hand_over(len(f.data)))
+            )
+            for f in queued
+        ]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
             failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
             jobs=jobs,
         )
         return UploadOutcome(body, 202 if jobs else 200)
+
+    def remove(self, chat_id: str, doc_id: str) -> None:
+        """Deletes a document. By the id of a job still under way: cancels the job instead (it keeps nothing), or,
+        if the job got as far as storing its document, waits for that and deletes the document."""
+        job = self._jobs.cancel(chat_id, doc_id)
+        if job is not None and not job.finished:
+            raise Conflict(
+                f"“{job.filename}” is being stored right now; delete it again in a moment.", doc_id=doc_id
+            )
+        if job is not None and (job.state != "ready" or job.document_id != doc_id):
+            return  # cancelled with nothing stored, or a duplicate of a document it did not make
+        self._ingestion.delete(chat_id, doc_id)

@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 import docx
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
+from lxml import etree
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
@@ -227,6 +228,9 @@ _BOM_ENCODINGS = (
 _FALLBACK_ENCODINGS = ("utf-8", "cp1252")
 # Text has almost no control characters besides tab and newlines; random binary has about one in eight.
 _BINARY_CONTROL_SHARE = 0.05
+# Real text in any script has next to no replacement, unassigned or private-use characters (the shared PDF corpus:
+# 0 %); bytes read in the wrong encoding are full of them.
+_TEXT_MAX_UNREADABLE_SHARE = 0.05
 
 
 def load_text(name: str, data: bytes) -> list[Page]:
@@ -240,16 +244,40 @@ def load_text(name: str, data: bytes) -> list[Page]:
 
 
 def _decode_text(name: str, data: bytes) -> str:
+    text = _decode_by_bom(data)
+    if text is None:
+        text = "" if b"\x00" in data else _decode_without_bom(data)
+        controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r\f")
+        if not text or controls > _BINARY_CONTROL_SHARE * len(text):
+            raise UnsupportedFileType(
+                f"“{name}” is named as a text file but contains binary data, not text.", filename=name
+            )
+    if _unreadable_share(text) > _TEXT_MAX_UNREADABLE_SHARE:
+        raise UnreadableDocument(
+            f"“{name}” does not decode to readable text (its bytes do not match the encoding it declares). Save it "
+            "again as UTF-8 and re-upload it.",
+            reason=UnreadableDocument.NO_TEXT, filename=name,
+        )
+    return text
+
+
+def _decode_by_bom(data: bytes) -> str | None:
     for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return data.decode(encoding, errors="replace")
-    text = "" if b"\x00" in data else _decode_without_bom(data)
-    controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r\f")
-    if not text or controls > _BINARY_CONTROL_SHARE * len(text):
-        raise UnsupportedFileType(
-            f"“{name}” is named as a text file but contains binary data, not text.", filename=name
-        )
-    return text
+    return None
+
+
+def _unreadable_share(text: str) -> float:
+    """The share of characters no text is made of: replacement characters, unassigned, private-use, surrogate and
+    format code points, and control characters other than tab and line breaks."""
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return 0.0
+    unreadable = sum(
+        1 for c in visible if c == "\ufffd" or unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs")
+    )
+    return unreadable / len(visible)
 
 
 def _decode_without_bom(data: bytes) -> str:
@@ -267,6 +295,9 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _DOCX_MAIN_PART = "word/document.xml"
 # python-docx inflates every part in memory; a small zip that expands to gigabytes must not take the server down.
 _DOCX_MAX_EXPANDED_BYTES = 512 * 1024 * 1024
+# python-docx holds the whole body as an lxml tree (~120 bytes a node): 64 MB of empty paragraphs is 11 M nodes and
+# 1.35 GB. A 400-page report has a few hundred thousand nodes; past this many the body is refused before it is built.
+_DOCX_MAX_BODY_ELEMENTS = 2_000_000
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
@@ -279,6 +310,8 @@ _W_T, _W_TAB, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = (
     qn("w:noBreakHyphen"),
 )
 _W_PAGE_BREAK_BEFORE = f"{qn('w:pPr')}/{qn('w:pageBreakBefore')}"
+_W_SECT_PR = qn("w:sectPr")
+_W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
 _W_VAL, _W_TYPE = qn("w:val"), qn("w:type")
 
 
@@ -290,6 +323,7 @@ def load_docx(name: str, data: bytes) -> list[Page]:
             filename=name,
         )
     _check_docx_archive(name, data)
+    _check_docx_body_size(name, data)
     try:
         body = docx.Document(io.BytesIO(data)).element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
@@ -318,6 +352,27 @@ def _check_docx_archive(name: str, data: bytes) -> None:
         raise _corrupt(name, "Word document")
 
 
+def _check_docx_body_size(name: str, data: bytes) -> None:
+    """Counts the main part's elements with a streaming reader that keeps none of them, so a body too large to
+    hold is refused in constant memory."""
+    elements = 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive, archive.open(_DOCX_MAIN_PART) as part:
+            for _, element in etree.iterparse(part, events=("end",), resolve_entities=False, no_network=True):
+                elements += 1
+                if elements > _DOCX_MAX_BODY_ELEMENTS:
+                    raise UnreadableDocument(
+                        f"“{name}” has too many paragraphs and other parts to read safely (more than "
+                        f"{_DOCX_MAX_BODY_ELEMENTS:,}). Split it into smaller documents and upload those.",
+                        reason=UnreadableDocument.TOO_COMPLEX, filename=name,
+                    )
+                element.clear(keep_tail=True)
+                while element.getprevious() is not None:  # drop finished siblings, or the tree still grows
+                    del element.getparent()[0]
+    except (etree.XMLSyntaxError, zipfile.BadZipFile, OSError, EOFError) as error:
+        raise _corrupt(name, "Word document") from error
+
+
 def _document_text(body: BaseOxmlElement) -> str:
     new_page_after = _paragraphs_ending_a_section_before_a_new_page(body)
     return "".join(
@@ -327,11 +382,16 @@ def _document_text(body: BaseOxmlElement) -> str:
 
 def _paragraphs_ending_a_section_before_a_new_page(body: BaseOxmlElement) -> set[BaseOxmlElement]:
     # A section's properties sit in the paragraph that ends it (the last section's at the end of the body), and
-    # their type says how *that* section starts: so a break's kind is read from the section after it.
-    sections = body.xpath("./w:p/w:pPr/w:sectPr | ./w:sectPr")
+    # their type says how *that* section starts: so a break's kind is read from the section after it. Walked child
+    # by child: an XPath over the whole body fails on libxml2's node-set limit for very long documents.
+    sections = [
+        (child, properties)
+        for child in body.iterchildren(_W_P, _W_SECT_PR)
+        if (properties := child if child.tag == _W_SECT_PR else child.find(_W_PARAGRAPH_SECT_PR)) is not None
+    ]
     return {
-        ending.getparent().getparent()
-        for ending, following in itertools.pairwise(sections)
+        ending
+        for (ending, _), (_, following) in itertools.pairwise(sections)
         if not _is_continuous(following)
     }
 

@@ -14,11 +14,12 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from backend.embeddings import Embedder
-from backend.errors import AxiomError, NotFound, UnreadableDocument
+from backend.errors import AxiomError, Cancelled, NotFound, UnreadableDocument
 from backend.ids import new_document_id, validate_id
 from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.loaders import load_document
@@ -30,7 +31,18 @@ from backend.stores.documents import DocumentRecord, DocumentStore, new_record
 log = logging.getLogger(__name__)
 
 Progress = Callable[[float], None]
-Loader = Callable[[str, bytes], LoadedDocument]
+
+
+class Loader(Protocol):
+    """Reads a file's text (``DocumentReader.read``: in a worker process); stops with Cancelled once ``cancelled``
+    is set."""
+
+    def __call__(self, filename: str, data: bytes, cancelled: threading.Event | None = None) -> LoadedDocument: ...
+
+
+def load_here(filename: str, data: bytes, cancelled: threading.Event | None = None) -> LoadedDocument:
+    """Reads in this process: for tools and tests that read only trusted files."""
+    return load_document(filename, data)
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
@@ -61,7 +73,7 @@ class IngestionService:
         vectors: ChromaStore,
         keywords: BM25Store,
         documents: DocumentStore,
-        load: Loader = load_document,
+        load: Loader = load_here,
     ) -> None:
         self._chunker = chunker
         self._embedder = embedder
@@ -72,8 +84,13 @@ class IngestionService:
         # Serialises ingestion within a chat, so two uploads of one file cannot both pass the duplicate check.
         self._chat_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
 
-    def ingest(self, chat_id: str, filename: str, data: bytes, progress: Progress | None = None) -> IngestedDocument:
-        (result,) = self.ingest_many(chat_id, [(filename, data)], progress)
+    def ingest(
+        self, chat_id: str, filename: str, data: bytes, progress: Progress | None = None, *,
+        document_id: str | None = None, cancelled: threading.Event | None = None,
+    ) -> IngestedDocument:
+        """``document_id``: the id the new document gets (a background job's own id, so the job's id keeps finding
+        its document). ``cancelled`` stops the work with Cancelled at the next step, with nothing stored."""
+        (result,) = self._ingest(chat_id, [(filename, data, document_id)], progress, cancelled)
         if isinstance(result, AxiomError):
             raise result
         return result
@@ -85,29 +102,43 @@ class IngestionService:
 
         A file that cannot be read fails alone; a storage failure rolls back every new document of the batch.
         """
+        return self._ingest(chat_id, [(filename, data, None) for filename, data in files], progress, None)
+
+    def _ingest(
+        self, chat_id: str, files: Sequence[tuple[str, bytes, str | None]], progress: Progress | None,
+        cancelled: threading.Event | None,
+    ) -> list[IngestedDocument | AxiomError]:
         validate_id(chat_id, field="chat_id")
         with self._chat_locks[chat_id]:
             results: list[IngestedDocument | AxiomError | _Prepared] = []
             seen: dict[str, IngestedDocument | _Prepared] = {}
-            for filename, data in files:
-                sha256 = hashlib.sha256(data).hexdigest()
-                earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
-                if earlier is not None:
-                    results.append(_as_duplicate(earlier))
-                    continue
+            for filename, data, document_id in files:
                 try:
-                    prepared = self._prepare(chat_id, filename, data, sha256)
+                    results.append(self._prepare_unless_known(chat_id, filename, data, seen, document_id, cancelled))
                 except AxiomError as error:
                     results.append(error)
-                    continue
-                seen[sha256] = prepared
-                results.append(prepared)
-            self._store([r for r in results if isinstance(r, _Prepared)], chat_id, progress)
+            _stop_if(cancelled)
+            self._store([r for r in results if isinstance(r, _Prepared)], chat_id, progress, cancelled)
             return [_as_ingested(r) if isinstance(r, _Prepared) else r for r in results]
 
-    def _prepare(self, chat_id: str, filename: str, data: bytes, sha256: str) -> _Prepared:
+    def _prepare_unless_known(
+        self, chat_id: str, filename: str, data: bytes, seen: dict[str, IngestedDocument | _Prepared],
+        document_id: str | None, cancelled: threading.Event | None,
+    ) -> IngestedDocument | _Prepared:
+        # The file is read before the duplicate check: a file of a type Axiom does not read is refused as such even
+        # when the same bytes were uploaded before.
+        document = self._read(filename, data, cancelled)
+        sha256 = hashlib.sha256(data).hexdigest()
+        earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
+        if earlier is not None:
+            return _as_duplicate(earlier)
+        prepared = self._prepare(chat_id, document, data, sha256, document_id or new_document_id())
+        seen[sha256] = prepared
+        return prepared
+
+    def _read(self, filename: str, data: bytes, cancelled: threading.Event | None) -> LoadedDocument:
         try:
-            document = self._load(filename, data)
+            return self._load(filename, data, cancelled)
         except AxiomError:
             raise
         except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace
@@ -115,7 +146,10 @@ class IngestionService:
             raise UnreadableDocument(
                 f"'{filename}' could not be read; the file may be damaged.", reason=UnreadableDocument.CORRUPT
             ) from exc
-        document_id = new_document_id()
+
+    def _prepare(
+        self, chat_id: str, document: LoadedDocument, data: bytes, sha256: str, document_id: str
+    ) -> _Prepared:
         parents, chunks = self._chunker.chunk(document, document_id)
         if not chunks:
             raise UnreadableDocument(
@@ -127,13 +161,16 @@ class IngestionService:
         )
         return _Prepared(record=record, parents=parents, chunks=chunks)
 
-    def _store(self, batch: list[_Prepared], chat_id: str, progress: Progress | None) -> None:
+    def _store(
+        self, batch: list[_Prepared], chat_id: str, progress: Progress | None, cancelled: threading.Event | None
+    ) -> None:
         if not batch:
             if progress:
                 progress(1.0)
             return
         chunks = [chunk for prepared in batch for chunk in prepared.chunks]
-        embeddings = self._embed(chunks, progress)
+        embeddings = self._embed(chunks, progress, cancelled)
+        _stop_if(cancelled)  # the last moment a cancel is taken: from here on, the document is stored whole
         for prepared in batch:
             self._documents.begin(prepared.record)
         try:
@@ -148,9 +185,12 @@ class IngestionService:
         if progress:
             progress(1.0)
 
-    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> np.ndarray:
+    def _embed(
+        self, chunks: Sequence[Chunk], progress: Progress | None, cancelled: threading.Event | None
+    ) -> np.ndarray:
         parts = []
         for start in range(0, len(chunks), _PROGRESS_SLICE):
+            _stop_if(cancelled)
             parts.append(self._embedder.embed_documents([c.text for c in chunks[start : start + _PROGRESS_SLICE]]))
             if progress:
                 # Storing the vectors takes the last few percent.
@@ -170,6 +210,16 @@ class IngestionService:
                 raise NotFound(f"Document {document_id} was not found in this chat.", doc_id=document_id)
             self._roll_back(chat_id, document_id)
 
+    def delete_chat(self, chat_id: str) -> int:
+        """Every document of the chat, with the chat's vector collection and keyword index themselves (an empty
+        collection would otherwise stay behind); returns how many ready documents were deleted."""
+        validate_id(chat_id, field="chat_id")
+        with self._chat_locks[chat_id]:
+            # The registry goes last: if a store fails first, the documents stay listed and deleting can be retried.
+            self._vectors.delete_chat(chat_id)
+            self._keywords.delete_chat(chat_id)
+            return self._documents.remove_chat(chat_id)
+
     def recover(self) -> list[str]:
         """Roll back documents a crash left half-indexed; returns their ids."""
         stale = self._documents.incomplete()
@@ -177,6 +227,11 @@ class IngestionService:
             log.warning("rolling back %s (%s), left incomplete by an earlier run", record.document_id, record.filename)
             self._roll_back(record.chat_id, record.document_id)
         return [record.document_id for record in stale]
+
+
+def _stop_if(cancelled: threading.Event | None) -> None:
+    if cancelled is not None and cancelled.is_set():
+        raise Cancelled
 
 
 def _as_ingested(prepared: _Prepared) -> IngestedDocument:

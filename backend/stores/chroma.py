@@ -226,6 +226,11 @@ class ChromaStore:
         )
         return [_chunk_from_record(text, dict(metadata)) for text, metadata in records]
 
+    @_unreachable_as_retrieval_failed
+    def has_collection(self, chat_id: str) -> bool:
+        """Whether the chat has a collection at all (empty or not): deleting a chat must not leave one behind."""
+        return self._existing_collection(chat_id) is not None
+
     def _existing_collection(self, chat_id: str) -> Collection | None:
         # Reads never create a collection, so asking about an unknown chat leaves nothing behind.
         try:

@@ -99,6 +99,15 @@ class DocumentStore:
         with self._db.transaction() as db:
             db.execute("DELETE FROM documents WHERE document_id=?", (document_id,))
 
+    def remove_chat(self, chat_id: str) -> int:
+        """Removes every document of the chat, whatever its status; returns how many were ready."""
+        with self._db.transaction() as db:
+            (ready,) = db.execute(
+                "SELECT COUNT(*) FROM documents WHERE chat_id=? AND status=?", (chat_id, READY)
+            ).fetchone()
+            db.execute("DELETE FROM documents WHERE chat_id=?", (chat_id,))
+        return ready
+
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
         row = self._db.connection().execute(
             "SELECT * FROM documents WHERE chat_id=? AND document_id=?", (chat_id, document_id)

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from backend.ids import collection_name
 from tests.api.server import serve
-from tests.api.support import assert_error, upload, upload_paths, wait_for
+from tests.api.support import assert_error, upload, upload_paths
 
 NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
 OTHER_NOTES = ("other.txt", b"Ada Finchley built the granite bridge over the Quorra in 1931.")
@@ -174,7 +175,7 @@ def test_a_chat_with_only_a_conversation_can_be_deleted(client):
     assert history(client, "talk-only") == []
 
 
-def test_a_chat_cannot_be_deleted_while_a_background_job_indexes_into_it(client, server, pdfs):
+def test_deleting_a_chat_cancels_its_background_jobs_and_leaves_nothing_behind(client, server, pdfs):
     chat_id = create(client, title="Papers")["id"]
     assert upload(client, chat_id, NOTES).status_code == 200
     server.services.memory.add(chat_id, "user", "What do the papers say?")
@@ -182,22 +183,17 @@ def test_a_chat_cannot_be_deleted_while_a_background_job_indexes_into_it(client,
     assert queued.status_code == 202
     (job,) = queued.json()["jobs"]
 
-    refused = assert_error(client.delete(f"/chats/{chat_id}"), 409, "CONFLICT", chat_id=chat_id, jobs=[job["id"]])
-    assert refused["message"] == f"“Papers” is still indexing {PAPER}; delete it when indexing has finished."
-    assert client.get(f"/chat/{chat_id}/documents/{job['id']}").json()["status"] in ("queued", "indexing")
-    # Nothing was removed by the refused request.
-    assert document_names(client, chat_id) == [NOTES[0]]
-    assert [m["content"] for m in history(client, chat_id)] == ["What do the papers say?"]
-    assert listed_by_id(client)[chat_id]["title"] == "Papers"
-
-    wait_for(
-        lambda: client.get(f"/chat/{chat_id}/documents/{job['id']}").json()["status"] == "ready",
-        f"job {job['id']}",
-    )
     deleted = client.delete(f"/chats/{chat_id}")
     assert deleted.status_code == 200
-    assert deleted.json() == {"id": chat_id, "deleted": True, "documents_deleted": 2, "messages_deleted": 1}
+    # The job was cancelled (1 document deleted), or, on a fast machine, had already finished (2).
+    assert deleted.json()["documents_deleted"] in (1, 2) and deleted.json()["messages_deleted"] == 1
     assert_error(client.get(f"/chat/{chat_id}/documents"), 404, "NOT_FOUND", chat_id=chat_id)
+    assert_error(client.get(f"/chat/{chat_id}/documents/{job['id']}"), 404, "NOT_FOUND")
+    services = server.services
+    assert services.documents.list(chat_id) == [] and services.documents.incomplete() == []
+    # The chat's vector collection and keyword index are gone, not left empty.
+    assert not services.vectors.has_collection(chat_id)
+    assert not (services.settings.bm25_dir / f"{collection_name(chat_id)}.jsonl").exists()
 
 
 @pytest.mark.parametrize("title", ["", "   ", "x" * 101, " " + "y" * 101 + " "])

@@ -60,7 +60,7 @@ def _not_found(doc_id: str) -> NotFound:
     _UPLOAD_PATH,
     response_model=UploadResponse,
     responses={202: {"model": UploadResponse, "description": "Some files are indexing in the background"},
-               **error_responses(400, 413, 415, 422)},
+               **error_responses(400, 413, 415, 422, 503)},
     openapi_extra=_MULTIPART_BODY,
 )
 async def upload_documents(
@@ -73,10 +73,12 @@ async def upload_documents(
 ) -> JSONResponse:
     """One or more files (any field name). A single file that cannot be indexed answers with its error's status;
     with several, the failures are listed under ``failed``. ``background=true`` indexes every file as a job."""
-    files = await receive_files(
-        request, max_file_bytes=services.settings.max_upload_bytes, max_files=api.max_files_per_upload
-    )
-    outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background)
+    with uploads.reservation() as reservation:
+        files = await receive_files(
+            request, reservation, max_file_bytes=services.settings.max_upload_bytes,
+            max_files=api.max_files_per_upload,
+        )
+        outcome = await run_in_threadpool(uploads.accept, chat_id, files, reservation, background=background)
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
 
@@ -96,7 +98,8 @@ def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: 
     """A background job's status and percent (by the id the upload returned), or a document's."""
     job = jobs.get(chat_id, doc_id)
     if job is not None:
-        return DocumentState.of_job(job)
+        made = services.documents.get(chat_id, job.document_id) if job.document_id else None
+        return DocumentState.of_job(job, made)
     record = services.documents.get(chat_id, doc_id)
     if record is None:
         raise _not_found(doc_id)
@@ -104,9 +107,12 @@ def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: 
 
 
 @router.delete(
-    "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted, responses=error_responses(400, 404)
+    "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted,
+    responses=error_responses(400, 404, 409),
 )
-def delete_document(chat_id: ChatId, doc_id: DocId, services: ServicesDep) -> DocumentDeleted:
-    """Removes the document from Chroma, BM25 and the registry (no original file is kept on disk)."""
-    services.ingestion.delete(chat_id, doc_id)
+def delete_document(chat_id: ChatId, doc_id: DocId, uploads: UploadsDep) -> DocumentDeleted:
+    """Removes the document from Chroma, BM25 and the registry (no original file is kept on disk). By a background
+    job's id while it is queued or indexing: cancels it, and what it had done is rolled back (409 only if it is
+    already storing its document and still is after a wait)."""
+    uploads.remove(chat_id, doc_id)
     return DocumentDeleted(id=doc_id)
