@@ -139,7 +139,7 @@ class IngestionService:
     def _read(self, filename: str, data: bytes, cancelled: threading.Event | None) -> LoadedDocument:
         try:
             return self._load(filename, data, cancelled)
-        except AxiomError:
+        except (AxiomError, Cancelled):
             raise
         except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace
             log.exception("loading %r failed unexpectedly", filename)

@@ -50,14 +50,23 @@ _SECOND_QUESTION = re.compile(r"[,;]?\s+(?:and|or|but)\s+(?=(?:who|whom|whose|wh
 
 # Words of the question's frame, not its topic: "How many layers…" is about layers, not about "many" (dropped with
 # its "how" only: "BERT-Large" keeps "large"); "…in the study?" is about the document at hand, whose sentences
-# seldom name themselves. (A word string, as in tokenize.py.)
+# seldom name themselves; "Explain …", "What is the main idea …" ask for a kind of answer, and the words of the
+# asking are not in the answer. A word no passage holds weighs most in coverage, so any of these left in would
+# make every such question look unanswered. (A word string, as in tokenize.py.)
 _FRAME_WORDS = frozenset(
     """
     number percentage percent proportion fraction share ratio amount quantity total count
     year years date day month decade century time season era
     country countries city cities town region place location continent province
     person people
-    study studies paper article
+    study studies paper papers article articles document documents text texts file files report reports book
+    chapter section page pages author authors writer
+    explain describe summarize summarise summary overview outline discuss list tell show define elaborate detail
+    details mention mentioned say says said talk talks
+    main key central primary overall general important basic
+    idea ideas point points topic topics theme themes purpose goal aim gist conclusion conclusions takeaway
+    takeaways contribution contributions
+    propose proposes proposed present presents presented introduce introduces introduced
     use used uses using find found get got make made take took taken give gave given reach reached achieve
     achieved obtain obtained happen happened mean called name named exactly approximately roughly
     """.split()  # noqa: SIM905

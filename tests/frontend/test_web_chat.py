@@ -139,13 +139,6 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         row = upload_row(page, PAPER)
         expect(row).to_contain_text(re.compile(r"Indexing… \d+%"))
 
-        # A chat cannot be deleted while a file is indexing into it; the page says why and keeps everything.
-        page.locator(f'.chat-item[data-chat-id="{chat_id}"]').get_by_role("button", name=re.compile("^Delete")).click()
-        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
-        expect(page.locator("#notice")).to_contain_text(f"is still indexing {PAPER}")
-        page.get_by_role("button", name="Dismiss this message").click()
-        expect(page.locator("#notice")).to_be_hidden()
-
         # Looking at another chat meanwhile neither loses the file's progress nor shows it in the other chat.
         new_chat(page)
         expect(page.locator(".upload")).to_have_count(0)
@@ -163,6 +156,29 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         expect(page.locator(".document")).to_have_count(0)
         expect(page.locator("#document-count")).to_have_text("0")
         assert httpx.get(f"{server.url}/chat/{chat_id}/documents").json()["documents"] == []
+
+
+def test_a_file_indexing_in_the_background_can_be_stopped_and_deleting_its_chat_stops_it_too(
+    page: Page, tmp_path, build_app_services, pdfs
+):
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_bytes=0)) as server:
+        chat_id = open_new_chat(page, server.url)
+        drop(page, pdfs / PAPER)
+        expect(upload_row(page, PAPER)).to_contain_text(re.compile(r"Indexing… \d+%"))
+        upload_row(page, PAPER).get_by_role("button", name=f"Stop indexing {PAPER}").click()
+        page.get_by_role("dialog").get_by_role("button", name="Stop").click()
+        expect(upload_row(page, PAPER)).to_contain_text("Cancelled: nothing of it was kept.")
+        expect(page.locator(".document")).to_have_count(0)
+        assert server.services.documents.list(chat_id) == []
+
+        # Deleting a chat while a file indexes into it stops that file and removes the chat with everything in it.
+        drop(page, pdfs / PAPER)
+        expect(page.locator(".upload").last).to_contain_text(re.compile(r"Indexing… \d+%"))
+        page.locator(f'.chat-item[data-chat-id="{chat_id}"]').get_by_role("button", name=re.compile("^Delete")).click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        expect(page.locator(f'.chat-item[data-chat-id="{chat_id}"]')).to_have_count(0)
+        assert httpx.get(f"{server.url}/chat/{chat_id}/documents").status_code == 404
+        assert not server.services.vectors.has_collection(chat_id)
 
 
 def test_an_answer_goes_on_while_another_chat_is_open_and_is_there_on_return(page: Page, web, pdfs):

@@ -14,12 +14,21 @@ class UploadRow {
   constructor(file, onDismiss) {
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
     this.status = el("span", { class: "upload-status" }, "Waiting…");
+    this.stop = el("button", {
+      type: "button", class: "link-button", "aria-label": `Stop indexing ${file.name}`, hidden: true,
+    }, "Stop");
     this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
       el("span", { class: "upload-name", title: file.name }, file.name),
       el("button", {
         type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
       }, "✕"),
-      this.bar, this.status);
+      this.bar, this.status, this.stop);
+  }
+
+  // A background job can be stopped while it runs.
+  offerStop(onStop) {
+    this.stop.onclick = onStop;
+    this.stop.hidden = false;
   }
 
   show(state, text, percent) {
@@ -27,7 +36,8 @@ class UploadRow {
     this.status.textContent = text;
     if (percent === null) this.bar.removeAttribute("value"); // an indeterminate bar: no percent is known yet
     else if (percent !== undefined) this.bar.value = percent;
-    this.bar.hidden = state === "ready" || state === "failed";
+    this.bar.hidden = state === "ready" || state === "failed" || state === "cancelled";
+    if (this.bar.hidden) this.stop.hidden = true;
   }
 }
 
@@ -87,7 +97,11 @@ export class DocumentsPanel {
       }, icon("trash"))));
     const indexing = jobs.map((job) => el("li", { class: "document indexing" },
       el("span", { class: "document-name" }, job.name),
-      el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`)));
+      el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`),
+      el("button", {
+        type: "button", class: "link-button", "aria-label": `Stop indexing ${job.name}`,
+        onclick: () => this.cancel(job, this.chatId),
+      }, "Stop")));
     if (rows.length + indexing.length === 0) {
       rows.push(el("li", { class: "empty-note" }, "No documents yet. Answers come only from what you add here."));
     }
@@ -131,6 +145,7 @@ export class DocumentsPanel {
   }
 
   async follow(chatId, job, row) {
+    row.offerStop(() => this.cancel(job, chatId));
     for (;;) {
       row.show("indexing", `Indexing… ${job.percent}%`, job.percent);
       if (job.status === "ready") {
@@ -138,15 +153,30 @@ export class DocumentsPanel {
         return;
       }
       if (job.status === "failed") throw new Error(job.error.message);
+      if (job.status === "cancelled") {
+        row.show("cancelled", "Cancelled: nothing of it was kept.");
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       try {
         job = await api.documentState(chatId, job.id);
       } catch (error) {
-        // Jobs live in the server's memory: after a restart the job is gone and its half-indexed file rolled back.
-        if (error.status === 404) throw new Error("Indexing was interrupted (the server restarted). Add the file again.");
+        // A job's id answers even after a restart; it is gone only with its chat.
+        if (error.status === 404) throw new Error("Indexing stopped: its chat was deleted.");
         throw error;
       }
     }
+  }
+
+  async cancel(job, chatId) {
+    if (!(await confirmAction(`Stop indexing “${job.name}”? Nothing of it will be kept.`, "Stop"))) return;
+    try {
+      await api.deleteDocument(chatId, job.id);
+    } catch (error) {
+      showNotice(error.message);
+      return;
+    }
+    if (chatId === this.chatId) await this.refresh();
   }
 
   async remove(doc) {
