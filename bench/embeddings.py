@@ -180,7 +180,7 @@ def main() -> None:
         c for c in candidates
         if c.provider == "fastembed" or (sentence_transformers_installed() and not args.fastembed_only)
     ]
-    if len(configs) < len(candidates):
+    if not args.fastembed_only and len(configs) < len(candidates):
         print("sentence-transformers is not installed: pip install 'axiom[sentence-transformers]'")
 
     header = (

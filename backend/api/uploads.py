@@ -18,6 +18,7 @@ from backend.errors import AxiomError, Conflict
 from backend.ingest.jobs import IngestJobs
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestionService
+from backend.memory import release_free_memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ class DocumentUploads:
             yield reservation
         finally:
             reservation.close()
+            release_free_memory()  # the request's bytes and the parse results it held are garbage now
 
     def accept(
         self, chat_id: str, files: list[ReceivedFile], reservation: Reservation, *, background: bool

@@ -21,6 +21,7 @@ from backend.errors import AxiomError, Cancelled
 from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
+from backend.memory import release_free_memory
 from backend.stores.jobs import UNFINISHED, JobRecord, JobState, JobStore
 
 log = logging.getLogger(__name__)
@@ -174,6 +175,7 @@ class IngestJobs:
         finally:
             if on_end is not None:
                 on_end()
+            release_free_memory()  # the file's bytes and its chunks are garbage now
 
     @staticmethod
     def _progress(running: _Running, done: float) -> None:

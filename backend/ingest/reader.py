@@ -12,8 +12,6 @@ cannot kill a worker that overran its time.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import logging
 import multiprocessing
@@ -26,6 +24,7 @@ from pebble import ProcessExpired, ProcessPool
 
 from backend.errors import AxiomError, Cancelled, UnreadableDocument
 from backend.ingest.loaders import base_filename, load_document
+from backend.memory import release_free_memory
 from backend.models import LoadedDocument
 
 log = logging.getLogger(__name__)
@@ -89,16 +88,7 @@ def _read_and_release(filename: str, data: bytes) -> LoadedDocument:
         # A worker reads several files: give back what this one used before the next arrives, so an idle worker
         # stays small.
         gc.collect()
-        _return_free_memory_to_the_system()
-
-
-def _return_free_memory_to_the_system() -> None:
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is None:
-        return
-    malloc_trim = getattr(ctypes.CDLL(libc_name), "malloc_trim", None)  # glibc only
-    if malloc_trim is not None:
-        malloc_trim(0)
+        release_free_memory()
 
 
 def _limit_memory(limit_bytes: int) -> None:
