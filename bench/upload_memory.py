@@ -89,6 +89,12 @@ def hostile_cases(pdfs: Path) -> list[tuple[str, Callable[[httpx.Client, str, st
     ]
 
 
+def own_rss_mib(pid: int) -> float:
+    """The server process alone, without its children (the reader processes)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ordinary", type=int, default=30)
@@ -107,7 +113,7 @@ def main() -> None:
     ):
         time.sleep(args.idle_seconds / 3)
         idle = _tree_rss_kib(pid) / 1024
-        print(f"idle RSS (server + children): {idle:.0f} MiB")
+        print(f"idle RSS (server + children): {idle:.0f} MiB (server alone {own_rss_mib(pid):.0f})")
         with RssSampler(pid) as sampler:
             started = time.monotonic()
             statuses = Counter(
@@ -130,7 +136,8 @@ def main() -> None:
                 print(f"  {status}  ×{count:<3} {name}")
         time.sleep(args.idle_seconds)
         after = _tree_rss_kib(pid) / 1024
-        print(f"after {args.idle_seconds:.0f} s idle: {after:.0f} MiB ({100 * (after - idle) / idle:+.1f} % of idle)")
+        print(f"after {args.idle_seconds:.0f} s idle: {after:.0f} MiB ({100 * (after - idle) / idle:+.1f} % of idle; "
+              f"server alone {own_rss_mib(pid):.0f})")
 
 
 if __name__ == "__main__":
