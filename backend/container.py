@@ -22,7 +22,7 @@ from backend.retrieval.dense import DenseRetriever
 from backend.retrieval.fusion import make_fuser
 from backend.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from backend.retrieval.rerank import build_reranker
-from backend.retrieval.sparse import SparseRetriever
+from backend.retrieval.sparse import ParentSparseRetriever, SparseRetriever
 from backend.retrieval.tokenize import Tokenizer
 from backend.stores.bm25 import BM25Store
 from backend.stores.chats import ChatStore
@@ -93,14 +93,18 @@ def build_services(
     retriever = HybridRetriever(
         dense,
         sparse,
-        make_fuser(settings.fusion_method, dense_weight=settings.dense_weight, rrf_k=settings.rrf_k),
+        make_fuser(
+            settings.fusion_method, dense_weight=settings.dense_weight, rrf_k=settings.rrf_k,
+            bm25_parent_share=settings.bm25_parent_share,
+        ),
         documents,
         build_reranker(settings.reranker, embedder, settings.cross_encoder_model),
         RetrievalDepths(
             vector_k=settings.retrieval_vector_k, bm25_k=settings.retrieval_bm25_k,
-            initial_k=settings.retrieval_initial_k, final_k=settings.retrieval_final_k,
-            relevance_threshold=settings.relevance_threshold,
+            bm25_parent_k=settings.retrieval_bm25_parent_k, initial_k=settings.retrieval_initial_k,
+            final_k=settings.retrieval_final_k, relevance_threshold=settings.relevance_threshold,
         ),
+        parent_sparse=ParentSparseRetriever(keywords) if settings.bm25_parent_share > 0 else None,
     )
     memory = MemoryStore(settings.memory_db_path)
     capable = settings.llm_decides_quality

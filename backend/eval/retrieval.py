@@ -1,7 +1,7 @@
 """`axiom eval retrieval`: the real ingestion and retrieval code, scored on a BEIR-format dataset.
 
 Each BEIR document is ingested as one TXT file into one chat. Retrievers rank child chunks; a document's rank is
-that of its best chunk. Methods: bm25, dense, hybrid (the configured fusion), hybrid+rerank (fused candidates
+that of its best chunk. Methods: bm25 (child chunks), bm25-parents (whole parents), dense, hybrid (the configured fusion), hybrid+rerank (fused candidates
 expanded to parents, the top ``initial_k`` re-scored by the configured reranker, the rest kept in fused order).
 """
 
@@ -17,7 +17,7 @@ from backend.eval.metrics import mrr_at, ndcg_at, percentile, recall_at
 from backend.ingest.service import IngestedDocument
 from backend.models import Passage, ScoredChunk
 
-METHODS = ("bm25", "dense", "hybrid", "hybrid+rerank")
+METHODS = ("bm25", "bm25-parents", "dense", "hybrid", "hybrid+rerank")
 EVAL_CHAT = "beir-eval"
 _INGEST_BATCH = 256
 
@@ -122,6 +122,7 @@ def evaluate_retrieval(
 
     runs: dict[str, Callable[[str], Iterable[str]]] = {
         "bm25": lambda q: _chunk_docs(services.sparse.search(EVAL_CHAT, q, depth)),
+        "bm25-parents": lambda q: _chunk_docs(services.keywords.search_parents(EVAL_CHAT, q, depth)),
         "dense": lambda q: _chunk_docs(services.dense.search(EVAL_CHAT, q, depth)),
         "hybrid": lambda q: _chunk_docs(retriever.fused(EVAL_CHAT, q, depth=depth)[0]),
         "hybrid+rerank": rerank_then_rest,
@@ -150,7 +151,10 @@ def evaluate_retrieval(
         queries=len(dataset.queries),
         index_build_s=index_build_s,
         query_embedding_p50_ms=percentile(embed_ms, 50),
-        fusion=f"{settings.fusion_method} (dense weight {settings.dense_weight})",
+        fusion=(
+            f"{settings.fusion_method} (dense weight {settings.dense_weight}, "
+            f"BM25 parent share {settings.bm25_parent_share})"
+        ),
         reranker=retriever.reranker.name,
         depth=depth,
         methods=scores,

@@ -1,6 +1,7 @@
-"""Hybrid retrieval: dense + BM25 → fusion → parent expansion → rerank → relevant passages.
+"""Hybrid retrieval: dense + BM25 (children, and parents when configured) → fusion → parent expansion → rerank →
+relevant passages.
 
-If one retriever fails, the other's results are used (and the failure logged); only when both fail does the
+If one retriever fails, the others' results are used (and the failure logged); only when all fail does the
 caller see RetrievalFailed. An invalid chat id is the caller's mistake and is never swallowed.
 """
 
@@ -31,6 +32,7 @@ class Retriever(Protocol):
 class RetrievalDepths:
     vector_k: int = 20
     bm25_k: int = 20
+    bm25_parent_k: int = 20
     initial_k: int = 50
     final_k: int = 5
     relevance_threshold: float = 0.3
@@ -52,8 +54,11 @@ class HybridRetriever:
         documents: DocumentStore,
         reranker: Reranker,
         depths: RetrievalDepths,
+        *,
+        parent_sparse: Retriever | None = None,
     ) -> None:
-        self._retrievers = (dense, sparse)
+        """``fuse`` takes the lists in the order (dense, sparse[, parent_sparse])."""
+        self._retrievers = (dense, sparse) if parent_sparse is None else (dense, sparse, parent_sparse)
         self._fuse = fuse
         self._documents = documents
         self.reranker = reranker
@@ -61,7 +66,8 @@ class HybridRetriever:
 
     def fused(self, chat_id: str, query: str, *, depth: int | None = None) -> tuple[list[ScoredChunk], list[str]]:
         """Fused child chunks (top ``initial_k``, or ``depth`` per list and in total) and the retrievers that failed."""
-        ks = (self.depths.vector_k, self.depths.bm25_k) if depth is None else (depth, depth)
+        d = self.depths
+        ks = (d.vector_k, d.bm25_k, d.bm25_parent_k) if depth is None else (depth,) * len(self._retrievers)
         ranked_lists: list[Sequence[ScoredChunk]] = []
         failed: list[str] = []
         for retriever, k in zip(self._retrievers, ks):
@@ -74,8 +80,10 @@ class HybridRetriever:
                 ranked_lists.append([])
                 failed.append(retriever.name)
         if len(failed) == len(self._retrievers):
-            raise RetrievalFailed("Searching your documents failed. Please try again in a moment.", failed=failed)
-        return self._fuse(ranked_lists)[: depth or self.depths.initial_k], failed
+            raise RetrievalFailed(
+                "Searching your documents failed. Please try again in a moment.", failed=_engines(failed)
+            )
+        return self._fuse(ranked_lists)[: depth or self.depths.initial_k], _engines(failed)
 
     def expand(self, ranked: Sequence[ScoredChunk]) -> list[Passage]:
         return expand_to_parents(ranked, self._documents.parents(hit.chunk.parent_id for hit in ranked))
@@ -98,3 +106,8 @@ class HybridRetriever:
         ranked, failed = self.fused(chat_id, query)
         candidates = self.rerank(query, self.expand(ranked))
         return RetrievalResult(candidates=candidates, relevant=self._relevant(candidates), failed_retrievers=failed)
+
+
+def _engines(failed: Sequence[str]) -> list[str]:
+    # Child- and parent-level BM25 read one index: its failure is one failed engine, not two.
+    return list(dict.fromkeys(failed))

@@ -1,7 +1,7 @@
 import pytest
 
 from backend.models import Chunk, ScoredChunk
-from backend.retrieval.fusion import convex_fusion, make_fuser, reciprocal_rank_fusion
+from backend.retrieval.fusion import convex_fusion, fusion_weights, make_fuser, reciprocal_rank_fusion
 
 
 def hits(*ids_and_scores) -> list[ScoredChunk]:
@@ -64,3 +64,52 @@ def test_make_fuser_builds_the_configured_method():
     assert make_fuser("convex", dense_weight=1.0, rrf_k=60)([dense, sparse])[0].chunk.chunk_id == "a"
     with pytest.raises(ValueError):
         make_fuser("borda", dense_weight=0.5, rrf_k=60)
+
+
+def family(*ids_and_scores, parent="p") -> list[ScoredChunk]:
+    """Hits whose chunks share one parent."""
+    return [
+        ScoredChunk(Chunk(cid, parent, "doc", "f.txt", 1, f"text of {cid}"), score) for cid, score in ids_and_scores
+    ]
+
+
+def test_a_parent_level_hit_lends_its_score_to_every_candidate_child_of_that_parent():
+    dense = family(("a1", 0.9), ("a2", 0.5), parent="A") + family(("b1", 0.1), parent="B")  # a1=1, a2=0.5, b1=0
+    child_bm25 = family(("b1", 4.0), parent="B")  # one hit: full weight
+    parent_bm25 = family(("a2", 9.0), parent="A") + family(("c1", 3.0), parent="C")  # A=1, C=0
+    fused = convex_fusion(
+        [dense, child_bm25, parent_bm25], weights=[0.5, 0.2, 0.3], levels=["chunk", "chunk", "parent"]
+    )
+    assert {h.chunk.chunk_id: h.score for h in fused} == pytest.approx(
+        {"a1": 0.5 + 0.3, "a2": 0.25 + 0.3, "b1": 0.2, "c1": 0.0}
+    )
+    assert [h.chunk.chunk_id for h in fused] == ["a1", "a2", "b1", "c1"]
+
+
+def test_rrf_ranks_a_parent_level_list_by_parent():
+    dense = family(("a1", 0.9), parent="A") + family(("b1", 0.8), parent="B")
+    parent_bm25 = family(("b2", 5.0), parent="B") + family(("a2", 1.0), parent="A")
+    fused = {
+        h.chunk.chunk_id: h.score
+        for h in reciprocal_rank_fusion([dense, parent_bm25], k=60, levels=["chunk", "parent"])
+    }
+    assert fused == pytest.approx({"a1": 1 / 61 + 1 / 62, "b1": 1 / 62 + 1 / 61, "b2": 1 / 61, "a2": 1 / 62})
+
+
+def test_levels_must_match_the_lists():
+    with pytest.raises(ValueError):
+        convex_fusion([ranked("a"), ranked("b")], levels=["chunk"])
+
+
+def test_fusion_weights_split_the_bm25_weight_between_children_and_parents():
+    assert fusion_weights(0.6, 0.0) == pytest.approx((0.6, 0.4))  # the seed's two lists
+    assert fusion_weights(0.6, 0.25) == pytest.approx((0.6, 0.3, 0.1))
+    assert fusion_weights(0.5, 1.0) == pytest.approx((0.5, 0.0, 0.5))
+
+
+def test_make_fuser_fuses_the_parent_list_at_the_parent_level():
+    dense = family(("a1", 0.9), parent="A") + family(("b1", 0.8), parent="B")
+    child_bm25 = family(("b1", 2.0), parent="B")
+    parent_bm25 = family(("a9", 7.0), parent="A")  # lifts a1 through its parent
+    fuse = make_fuser("convex", dense_weight=0.5, rrf_k=60, bm25_parent_share=0.6)
+    assert [h.chunk.chunk_id for h in fuse([dense, child_bm25, parent_bm25])] == ["a1", "a9", "b1"]

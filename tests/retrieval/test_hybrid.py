@@ -4,6 +4,7 @@ import pytest
 
 from backend.errors import RetrievalFailed
 from backend.retrieval.hybrid import HybridRetriever
+from backend.retrieval.sparse import ParentSparseRetriever
 
 PAPER = "academic_2col_squad_rajpurkar2016.pdf"
 OTHER = "academic_2col_naacl06-shinyama.pdf"
@@ -33,11 +34,28 @@ def test_a_chat_never_retrieves_another_chats_chunks(library):
     services, squad, _other = library
     query = "paraphrase acquisition from comparable news articles"  # the other paper's topic
     for hits in (services.dense.search("squad", query, 50), services.sparse.search("squad", query, 50),
-                 services.retriever.fused("squad", query)[0]):
+                 services.keywords.search_parents("squad", query, 50), services.retriever.fused("squad", query)[0]):
         assert {hit.chunk.document_id for hit in hits} <= {squad.document_id}
     assert {p.parent.document_id for p in services.retriever.retrieve("squad", query).candidates} <= {
         squad.document_id
     }
+
+
+def test_a_deleted_document_is_gone_from_every_level_of_retrieval(library):
+    services, squad, _ = library
+    query = "How many question-answer pairs does SQuAD contain?"
+    assert services.keywords.search_parents("squad", query, 10)
+    services.ingestion.delete("squad", squad.document_id)
+    assert services.keywords.search_parents("squad", query, 10) == []
+    assert services.retriever.retrieve("squad", query).candidates == []
+
+
+def test_the_seeds_two_list_fusion_stays_selectable(tmp_path, make_services, pdfs):
+    seed = make_services(tmp_path / "seed", bm25_parent_share=0.0)
+    squad = seed.ingestion.ingest("squad", PAPER, (pdfs / PAPER).read_bytes())
+    assert len(seed.retriever._retrievers) == 2
+    top = seed.retriever.retrieve("squad", "How many question-answer pairs does SQuAD contain?").relevant[0]
+    assert top.parent.document_id == squad.document_id
 
 
 def test_a_question_the_documents_cannot_answer_finds_nothing_relevant(library):
@@ -56,9 +74,10 @@ class BrokenRetriever:
 
 
 def rebuilt(services, *, dense=None, sparse=None) -> HybridRetriever:
+    """The configured retriever with some engines swapped; a broken BM25 breaks both of its levels."""
     r = services.retriever
     return HybridRetriever(dense or services.dense, sparse or services.sparse, r._fuse, services.documents,
-                           r.reranker, r.depths)
+                           r.reranker, r.depths, parent_sparse=sparse or ParentSparseRetriever(services.keywords))
 
 
 def test_one_retriever_down_returns_the_others_results(library):

@@ -220,3 +220,54 @@ def test_concurrent_adds_to_one_chat_are_all_kept(store, index_dir):
 
     assert store.count("chat1") == 40
     assert BM25Store(index_dir, Tokenizer()).document_ids("chat1") == {f"doc{number}" for number in range(8)}
+
+
+# A parent whose query terms are spread over its children: no single child holds them all.
+KIDNEY = [
+    make_chunk("nephrology", 0, "The kidney filters the blood through about a million nephrons."),
+    make_chunk("nephrology", 1, "Each glomerulus passes water and small solutes into the tubule."),
+    make_chunk("nephrology", 2, "Dialysis replaces the filtering when the organ fails."),
+]
+# One child mentions two of the terms, with nothing else around them.
+GLOSSARY = make_chunk("glossary", 0, "Kidney: see nephron.")
+
+
+def test_parent_search_ranks_whole_parents_and_represents_each_by_its_best_child(store):
+    store.add("chat1", [*KIDNEY, GLOSSARY, VACCINE])
+    query = "kidney nephrons glomerulus tubule dialysis"
+    parents = store.search_parents("chat1", query, k=5)
+
+    assert [hit.chunk.parent_id for hit in parents] == ["nephrology-p0", "glossary-p0"]
+    best_child = next(hit.chunk for hit in store.search("chat1", query, k=10) if hit.chunk in KIDNEY)
+    assert parents[0].chunk == best_child == KIDNEY[1]  # the child scoring best stands for its parent
+    assert parents[0].score > parents[1].score > 0
+    assert store.search_parents("chat1", query, k=1) == parents[:1]
+    assert store.search_parents("chat1", "quantum chromodynamics", k=5) == []
+
+
+def test_parent_search_follows_deletes_restarts_and_chat_isolation(store, index_dir):
+    store.add("chat-a", [*KIDNEY, VACCINE])
+    store.add("chat-b", [GLOSSARY])
+
+    assert {hit.chunk.document_id for hit in store.search_parents("chat-b", "kidney nephron vaccine", k=10)} == {
+        "glossary"
+    }
+    restarted = BM25Store(index_dir, Tokenizer())  # rebuilt from the stored terms
+    assert restarted.search_parents("chat-a", "kidney dialysis", k=5) == store.search_parents(
+        "chat-a", "kidney dialysis", k=5
+    )
+
+    assert store.delete_document("chat-a", "nephrology") == 3
+    assert store.search_parents("chat-a", "kidney dialysis glomerulus", k=5) == []
+    assert BM25Store(index_dir, Tokenizer()).search_parents("chat-a", "kidney dialysis", k=5) == []
+    assert [hit.chunk for hit in store.search_parents("chat-a", "vaccine", k=5)] == [VACCINE]
+
+    store.delete_chat("chat-b")
+    assert store.search_parents("chat-b", "kidney", k=5) == []
+
+
+def test_parent_search_of_an_unreadable_index_fails_like_child_search(index_dir):
+    index_dir.mkdir()
+    (index_dir / "chat_chat1.jsonl").write_bytes(b"this is not json\n")
+    with pytest.raises(RetrievalFailed):
+        BM25Store(index_dir, Tokenizer()).search_parents("chat1", "vaccine", k=5)
