@@ -151,17 +151,17 @@ class RssSampler:
     def take_peak_mib(self) -> float:
         """The peak since the last call (so each level gets its own)."""
         with self._lock:
-            peak, self._peak_kib = self._peak_kib, _tree_rss_kib(self._pid)
+            peak, self._peak_kib = self._peak_kib, tree_rss_kib(self._pid)
         return peak / 1024
 
     def _run(self) -> None:
         while not self._stop.wait(RSS_SAMPLE_SECONDS):
-            rss = _tree_rss_kib(self._pid)
+            rss = tree_rss_kib(self._pid)
             with self._lock:
                 self._peak_kib = max(self._peak_kib, rss)
 
 
-def _tree_rss_kib(pid: int) -> int:
+def tree_rss_kib(pid: int) -> int:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
@@ -174,7 +174,7 @@ def _tree_rss_kib(pid: int) -> int:
             children += [int(child) for child in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError):  # the server ends a thread after each answer stream
             continue
-    return own + sum(_tree_rss_kib(child) for child in children)
+    return own + sum(tree_rss_kib(child) for child in children)
 
 
 def free_port() -> int:

@@ -28,7 +28,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import shared_data
-from load import RssSampler, _tree_rss_kib, axiom_serve
+from load import RssSampler, axiom_serve, tree_rss_kib
 
 # The ordinary set leaves out what is refused on purpose (scans, encrypted, broken) and the 400-page PDF (a job).
 _NOT_ORDINARY = ("encrypted", "malformed", "scanned", "garbled", "long_")
@@ -112,7 +112,7 @@ def main() -> None:
         httpx.Client(base_url=url, timeout=600) as client,
     ):
         time.sleep(args.idle_seconds / 3)
-        idle = _tree_rss_kib(pid) / 1024
+        idle = tree_rss_kib(pid) / 1024
         print(f"idle RSS (server + children): {idle:.0f} MiB (server alone {own_rss_mib(pid):.0f})")
         with RssSampler(pid) as sampler:
             started = time.monotonic()
@@ -124,18 +124,18 @@ def main() -> None:
                 for n, path in ((n, ordinary[n % len(ordinary)]) for n in range(args.ordinary))
             )
             print(f"{args.ordinary} ordinary uploads in {time.monotonic() - started:.0f} s: {dict(statuses)}; "
-                  f"RSS {_tree_rss_kib(pid) / 1024:.0f} MiB, peak {sampler.take_peak_mib():.0f} MiB")
+                  f"RSS {tree_rss_kib(pid) / 1024:.0f} MiB, peak {sampler.take_peak_mib():.0f} MiB")
             started = time.monotonic()
             outcomes: Counter[tuple[str, int]] = Counter()
             for n in range(args.hostile):
                 name, send = hostile[n % len(hostile)]
                 outcomes[(name, send(client, url, f"hostile-{n}"))] += 1
             print(f"{args.hostile} hostile uploads in {time.monotonic() - started:.0f} s; "
-                  f"RSS {_tree_rss_kib(pid) / 1024:.0f} MiB, peak {sampler.take_peak_mib():.0f} MiB")
+                  f"RSS {tree_rss_kib(pid) / 1024:.0f} MiB, peak {sampler.take_peak_mib():.0f} MiB")
             for (name, status), count in sorted(outcomes.items()):
                 print(f"  {status}  ×{count:<3} {name}")
         time.sleep(args.idle_seconds)
-        after = _tree_rss_kib(pid) / 1024
+        after = tree_rss_kib(pid) / 1024
         print(f"after {args.idle_seconds:.0f} s idle: {after:.0f} MiB ({100 * (after - idle) / idle:+.1f} % of idle; "
               f"server alone {own_rss_mib(pid):.0f})")
 

@@ -23,11 +23,6 @@ class UploadBudget:
         self._held = 0
         self._lock = threading.Lock()
 
-    @property
-    def held_bytes(self) -> int:
-        with self._lock:
-            return self._held
-
     def reserve(self, size: int) -> None:
         """Raises ServerBusy when ``size`` more bytes would exceed the budget."""
         with self._lock:

@@ -80,12 +80,6 @@ class JobStore:
         ).fetchone()
         return _record(row) if row else None
 
-    def unfinished(self, chat_id: str) -> list[JobRecord]:
-        rows = self._db.connection().execute(
-            "SELECT * FROM jobs WHERE chat_id=? AND state IN (?, ?) ORDER BY created_at", (chat_id, *UNFINISHED)
-        ).fetchall()
-        return [_record(row) for row in rows]
-
     def fail_unfinished(self, error: dict[str, Any]) -> list[str]:
         """Marks every queued or running job failed with ``error`` (at start-up: their work was lost)."""
         with self._db.transaction() as db:

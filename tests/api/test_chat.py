@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 from httpx_sse import connect_sse
@@ -21,12 +19,6 @@ def server(build_app_services, tmp_path_factory, pdfs):
         with httpx.Client(base_url=running.url, timeout=300) as client:
             assert upload_paths(client, "paper", pdfs / PAPER).status_code == 200
         yield running
-
-
-@pytest.fixture
-def client(server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=600) as client:
-        yield client
 
 
 def assert_sources_from_the_paper(sources: list[dict]) -> None:

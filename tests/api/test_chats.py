@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -22,12 +21,6 @@ GREETING = "Hello!"
 def server(build_app_services, tmp_path_factory):
     with serve(build_app_services(tmp_path_factory.mktemp("chats"))) as running:
         yield running
-
-
-@pytest.fixture
-def client(server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=300) as client:
-        yield client
 
 
 def create(client: httpx.Client, **body) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -40,12 +39,6 @@ def server(build_app_services, tmp_path_factory):
     limits = ApiSettings(background_ingest_bytes=BACKGROUND_BYTES, max_files_per_upload=MAX_FILES)
     with serve(services, limits) as running:
         yield running
-
-
-@pytest.fixture
-def client(server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=300) as client:
-        yield client
 
 
 def poll_until_finished(client: httpx.Client, chat_id: str, job_id: str) -> tuple[dict, list[int]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import socket
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
+import docx
 import httpx
 import pytest
 
@@ -46,12 +47,6 @@ def server(build_app_services, tmp_path_factory):
         yield running
 
 
-@pytest.fixture
-def client(server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=300) as client:
-        yield client
-
-
 def assert_nothing_stored(server, chat_id: str) -> None:
     services = server.services
     assert services.documents.list(chat_id) == [] and services.documents.incomplete() == []
@@ -74,8 +69,6 @@ def _rss_mib(pid: int) -> float:
 
 def _rss_with_children_mib() -> float:
     """This process (the server runs in it) and its children (the reader processes)."""
-    import os
-
     children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
     return _rss_mib(os.getpid()) + sum(_rss_mib(int(child)) for child in children if Path(f"/proc/{child}").exists())
 
@@ -161,7 +154,6 @@ def padded_docx(text: str, padding_bytes: int) -> bytes:
     upload, quick to index."""
     import os
 
-    import docx
 
     buffer = io.BytesIO()
     document = docx.Document()

@@ -45,12 +45,6 @@ def server(build_app_services, tmp_path_factory, llm) -> Iterator[RunningServer]
         yield running
 
 
-@pytest.fixture
-def client(server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=300) as client:
-        yield client
-
-
 def stored(server: RunningServer) -> dict[str, list]:
     """Everything a request could have written: messages, session bindings and documents."""
     with sqlite3.connect(server.services.settings.memory_db_path) as db:
