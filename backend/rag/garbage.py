@@ -23,6 +23,7 @@ model already ships, so no word list is added to the install.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -146,7 +147,9 @@ class GarbageDetector:
 
     @classmethod
     def bundled(cls, noise_bits: float = DEFAULT_NOISE_BITS) -> GarbageDetector:
-        return cls(bundled_lexicon(), noise_bits)
+        """Built once per process and setting: it only reads after construction, and building it (~0.8 s) would
+        otherwise be paid by every container, as each builds its own intent router."""
+        return _bundled_detector(noise_bits)
 
     def judge(self, word: str) -> WordKind:
         """What one casefolded word (letters and digits) brings to a message."""
@@ -190,3 +193,8 @@ class GarbageDetector:
             elif kind is WordKind.CONTENT:
                 content += len(word)
         return noise + _symbol_noise(text, wordless=content == 0) > content
+
+
+@functools.cache
+def _bundled_detector(noise_bits: float) -> GarbageDetector:
+    return GarbageDetector(bundled_lexicon(), noise_bits)
