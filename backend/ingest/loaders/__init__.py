@@ -1,0 +1,72 @@
+"""Turn an uploaded file's bytes into pages of clean text.
+
+The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, any case); the content decides
+whether it really is that type. Every failure is a typed, user-readable error:
+
+- unknown extension, or content of another kind than the extension claims (a PNG named .pdf, a zip without
+  ``word/document.xml`` named .docx, binary data named .txt) → ``UnsupportedFileType``: whatever its name says,
+  the file is not one of the types Axiom reads;
+- content of the claimed kind that cannot be parsed (starts like a PDF but is broken, a truncated .docx)
+  → ``UnreadableDocument(reason=CORRUPT)``;
+- 0 bytes or only whitespace → ``EMPTY``; needs a password to open → ``ENCRYPTED`` (a PDF that opens with the empty
+  user password, i.e. one only restricted by an owner password, loads);
+- parses but yields no readable text (scanned pages; a PDF text layer that decodes to mojibake) → ``NO_TEXT``.
+
+PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
+its "pages" are the stretches between explicit page breaks and page-starting section breaks.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders.docx import load_docx
+from backend.ingest.loaders.pdf import load_pdf
+from backend.ingest.loaders.plain import load_text
+from backend.ingest.loaders.text import normalise_text
+from backend.models import LoadedDocument, Page
+
+__all__ = ["FILE_TYPES_BY_EXTENSION", "base_filename", "load_document", "normalise_text"]
+
+FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
+
+_LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
+    "pdf": load_pdf,
+    "txt": load_text,
+    "md": load_text,
+    "docx": load_docx,
+}
+
+
+def load_document(filename: str, data: bytes) -> LoadedDocument:
+    """Load ``data`` uploaded as ``filename``; the result's filename is the base name only (no directories)."""
+    name = base_filename(filename)
+    file_type = _file_type(name)
+    if not data or data.isspace():
+        raise UnreadableDocument(f"“{name}” is empty.", reason=UnreadableDocument.EMPTY, filename=name)
+    pages = _LOADERS[file_type](name, data)
+    return LoadedDocument(filename=name, file_type=file_type, pages=tuple(pages))
+
+
+def base_filename(filename: str) -> str:
+    """The last path component, whichever separator the client used, NFC, without control or format characters
+    (which could hide the real extension, e.g. a right-to-left override)."""
+    last_component = re.split(r"[\\/]", filename)[-1]
+    visible = "".join(c for c in last_component if unicodedata.category(c) not in ("Cc", "Cf", "Cs"))
+    return unicodedata.normalize("NFC", visible).strip()
+
+
+def _file_type(name: str) -> str:
+    extension = PurePosixPath(name).suffix.lower()
+    if extension not in FILE_TYPES_BY_EXTENSION:
+        supported = ", ".join(FILE_TYPES_BY_EXTENSION)
+        raise UnsupportedFileType(
+            f"“{name}” is not a supported file type. Supported types: {supported}.",
+            filename=name,
+            supported_extensions=list(FILE_TYPES_BY_EXTENSION),
+        )
+    return FILE_TYPES_BY_EXTENSION[extension]

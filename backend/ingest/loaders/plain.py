@@ -1,0 +1,83 @@
+"""TXT and Markdown: the encoding found from a BOM, else UTF-8, else Windows-1252; binary data refused."""
+
+from __future__ import annotations
+
+import codecs
+import unicodedata
+
+from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders.text import pages_with_text
+from backend.models import Page
+
+# UTF-32 LE must be tried before UTF-16 LE: its BOM starts with the UTF-16 LE one.
+_BOM_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# Without a BOM: UTF-8 if it decodes, else Windows-1252 (the usual legacy encoding), else Latin-1 (never fails).
+# UTF-16 without a BOM is not guessed: its NUL bytes make it look binary.
+_FALLBACK_ENCODINGS = ("utf-8", "cp1252")
+# Text has almost no control characters besides tab and newlines; random binary has about one in eight.
+_BINARY_CONTROL_SHARE = 0.05
+# Real text in any script has next to no replacement, unassigned or private-use characters (the shared PDF corpus:
+# 0 %); bytes read in the wrong encoding are full of them.
+_TEXT_MAX_UNREADABLE_SHARE = 0.05
+
+
+def load_text(name: str, data: bytes) -> list[Page]:
+    text = _decode_text(name, data)
+    pages = pages_with_text([text])
+    if not pages:
+        raise UnreadableDocument(
+            f"“{name}” contains no text.", reason=UnreadableDocument.EMPTY, filename=name
+        )
+    return pages
+
+
+def _decode_text(name: str, data: bytes) -> str:
+    text = _decode_by_bom(data)
+    if text is None:
+        text = "" if b"\x00" in data else _decode_without_bom(data)
+        controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r\f")
+        if not text or controls > _BINARY_CONTROL_SHARE * len(text):
+            raise UnsupportedFileType(
+                f"“{name}” is named as a text file but contains binary data, not text.", filename=name
+            )
+    if _unreadable_share(text) > _TEXT_MAX_UNREADABLE_SHARE:
+        raise UnreadableDocument(
+            f"“{name}” does not decode to readable text (its bytes do not match the encoding it declares). Save it "
+            "again as UTF-8 and re-upload it.",
+            reason=UnreadableDocument.NO_TEXT, filename=name,
+        )
+    return text
+
+
+def _decode_by_bom(data: bytes) -> str | None:
+    for bom, encoding in _BOM_ENCODINGS:
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    return None
+
+
+def _unreadable_share(text: str) -> float:
+    """The share of characters no text is made of: replacement characters, unassigned, private-use, surrogate and
+    format code points, and control characters other than tab and line breaks."""
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return 0.0
+    unreadable = sum(
+        1 for c in visible if c == "\ufffd" or unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs")
+    )
+    return unreadable / len(visible)
+
+
+def _decode_without_bom(data: bytes) -> str:
+    for encoding in _FALLBACK_ENCODINGS:
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")

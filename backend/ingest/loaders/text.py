@@ -1,0 +1,49 @@
+"""What every loader shares: text normalisation, numbering pages, and the "damaged file" error."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from backend.errors import UnreadableDocument
+from backend.models import Page
+
+# PDFs often draw "fi", "ff", … as one ligature glyph; NFC keeps it, and "ﬁnd" would then never match "find".
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_LINE_BREAKS = re.compile(r"\r\n?|[\v\f\x1c-\x1e\x85\u2028\u2029]")
+# C0/C1 controls except \t and \n, lone surrogates (unencodable, some PDFs yield them) and stray BOMs.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufeff]")
+_HORIZONTAL_WHITESPACE = re.compile(r"[^\S\n]+")
+_SPACE_AROUND_NEWLINE = re.compile(r" ?\n ?")
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+# A lowercase word split by a hyphen at the end of a line: typeset hyphenation, not a compound word.
+_HYPHENATED_LINE_BREAK = re.compile(r"(\w)-\n([a-z])")
+
+
+def normalise_text(text: str) -> str:
+    """NFC, ligatures expanded, line breaks unified, control characters dropped, whitespace runs collapsed,
+    words hyphenated across a line break rejoined (so "compre-\nhension" is found by a search for it)."""
+    text = unicodedata.normalize("NFC", text).translate(_LIGATURES)
+    text = _LINE_BREAKS.sub("\n", text)
+    text = _CONTROL_CHARACTERS.sub("", text)
+    text = _HORIZONTAL_WHITESPACE.sub(" ", text)
+    text = _SPACE_AROUND_NEWLINE.sub("\n", text)
+    text = _HYPHENATED_LINE_BREAK.sub(r"\1\2", text)
+    return _BLANK_LINES.sub("\n\n", text).strip()
+
+
+def pages_with_text(texts: Iterable[str]) -> list[Page]:
+    """Normalised pages numbered by position from 1, dropping those left without text."""
+    pages = (Page(number=number, text=normalise_text(text)) for number, text in enumerate(texts, start=1))
+    return [page for page in pages if page.text]
+
+
+def corrupt(name: str, kind: str) -> UnreadableDocument:
+    return UnreadableDocument(
+        f"“{name}” looks like a {kind} but is damaged and cannot be read. Open and save it again, then re-upload.",
+        reason=UnreadableDocument.CORRUPT,
+        filename=name,
+    )
