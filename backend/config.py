@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "AXIOM_"
@@ -37,6 +37,12 @@ class Settings(BaseSettings):
         "chromadb itself waits forever, so a frozen server or a hung network peer would hang every question",
     )
     bm25_dir: Path | None = None
+    database_url: str | None = Field(
+        None,
+        description="Where chats, conversation memory, documents and jobs live: a postgresql://user:password@host/db "
+        "URL, or sqlite:///path; unset: the SQLite file axiom.db under data_dir",
+    )
+    # The SQLite files of releases before database_url: read once into a new database, then no longer used.
     docstore_path: Path | None = None
     memory_db_path: Path | None = None
     chats_db_path: Path | None = None
@@ -182,6 +188,13 @@ class Settings(BaseSettings):
     @property
     def llm_decides_quality(self) -> bool:
         return self.llm_is_capable if self.llm_is_capable is not None else self.llm_provider != "llamacpp"
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, url: str | None) -> str | None:
+        if url is not None and url.partition(":")[0].partition("+")[0] not in ("postgresql", "postgres", "sqlite"):
+            raise ValueError("must be a postgresql://user:password@host:port/database or sqlite:///path URL")
+        return url
 
     @model_validator(mode="after")
     def _place_paths_under_data_dir(self) -> Settings:

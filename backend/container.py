@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import Engine
+
 from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
 from backend.ingest.chunker import ParentChildChunker
@@ -27,6 +29,7 @@ from backend.retrieval.tokenize import Tokenizer
 from backend.stores.bm25 import BM25Store
 from backend.stores.chats import ChatStore
 from backend.stores.chroma import ChromaStore
+from backend.stores.database import open_database
 from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
@@ -49,10 +52,12 @@ class Services:
     pipeline: RAGPipeline
     reader: DocumentReader
     jobs: JobStore  # background ingestion jobs, beside the documents they make
+    database: Engine  # what chats, memory, documents and jobs are stored in (SQLite or PostgreSQL)
 
     def close(self) -> None:
         self.reader.close()
         self.llm.close()
+        self.database.dispose()
 
 
 def _llm_verifier(llm: ScheduledLLM):
@@ -75,7 +80,8 @@ def build_services(
     llm = ScheduledLLM(llm or build_llm(settings), LLMScheduler(settings.llm_slots))
     vectors = ChromaStore.from_settings(settings)
     keywords = BM25Store(settings.bm25_dir, Tokenizer())
-    documents = DocumentStore(settings.docstore_path)
+    database = open_database(settings)
+    documents = DocumentStore(database)
     chunker = ParentChildChunker(
         settings.parent_chunk_size, settings.parent_chunk_overlap,
         settings.child_chunk_size, settings.child_chunk_overlap,
@@ -106,7 +112,7 @@ def build_services(
         ),
         parent_sparse=ParentSparseRetriever(keywords) if settings.bm25_parent_share > 0 else None,
     )
-    memory = MemoryStore(settings.memory_db_path)
+    memory = MemoryStore(database)
     capable = settings.llm_decides_quality
     deps = RAGDeps(
         retriever=retriever,
@@ -130,8 +136,7 @@ def build_services(
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(settings.chats_db_path), llm, RAGPipeline(deps), reader,
-        JobStore(settings.docstore_path),
+        ChatStore(database), llm, RAGPipeline(deps), reader, JobStore(database), database,
     )
 
 

@@ -29,6 +29,7 @@ class Parent:
     filename: str
     page: int
     text: str
+    ocr: bool = False  # the text was read from an image by OCR
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,17 @@ import os
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
 from backend.config import Settings
 from backend.container import Services, build_services
+from backend.stores.database import create_database_engine, database_url, migrate
+from tests.support.postgres import PostgresServer, find_binaries
+
+# The engines every store test runs on. PostgreSQL cases fail when its binaries are missing (make test installs
+# them), unless this variable is set to skip them.
+DATABASES = ["sqlite", "postgresql"]
+SKIP_POSTGRESQL = "AXIOM_TEST_SKIP_POSTGRESQL"
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +32,61 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def pdfs(shared_data: Path) -> Path:
     return shared_data / "pdfs"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server for the whole run, started when a test first needs it."""
+    if os.environ.get(SKIP_POSTGRESQL):
+        pytest.skip(f"{SKIP_POSTGRESQL} is set")
+    binaries = find_binaries()
+    if binaries is None:
+        pytest.fail(
+            "PostgreSQL's binaries were not found: `make test` installs Debian's postgresql "
+            f"(scripts/install-postgresql.sh); or set AXIOM_POSTGRESQL_BIN, or {SKIP_POSTGRESQL}=1 to skip these tests"
+        )
+    server = PostgresServer.start(binaries)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def new_database_url(request):
+    """``new_database_url(engine)``: the AXIOM_DATABASE_URL of a new, empty database on that engine ("sqlite":
+    None, the SQLite file under the data directory)."""
+
+    def new(engine: str) -> str | None:
+        return request.getfixturevalue("postgres_server").create_database() if engine == "postgresql" else None
+
+    return new
+
+
+@pytest.fixture(params=DATABASES)
+def database_settings(request, tmp_path, new_database_url) -> Settings:
+    """Settings naming a new database on each engine in turn."""
+    return Settings(data_dir=tmp_path / "data", database_url=new_database_url(request.param))
+
+
+@pytest.fixture
+def open_engine(database_settings):
+    """``open_engine()``: a new engine (as a restarted process would have) on the test's database, migrated."""
+    engines = []
+
+    def open_() -> Engine:
+        engine = create_database_engine(database_url(database_settings))
+        engines.append(engine)
+        migrate(engine)
+        return engine
+
+    yield open_
+    for engine in engines:
+        engine.dispose()
+
+
+@pytest.fixture
+def database(open_engine) -> Engine:
+    """The test's database on each engine in turn (SQLite, PostgreSQL), migrated and empty."""
+    return open_engine()
 
 
 @pytest.fixture(scope="session")

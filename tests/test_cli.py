@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend.config import Settings
+from backend.stores.database import open_database
 from backend.stores.memory import MemoryStore
 
 AXIOM = str(Path(sys.executable).with_name("axiom"))
@@ -55,7 +56,7 @@ def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_wi
 
 def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    memory = MemoryStore(Settings(data_dir=data_dir).memory_db_path)
+    memory = MemoryStore(open_database(Settings(data_dir=data_dir)))
     memory.bind("theirs", "other")
     memory.add("theirs", "user", "a question asked in the other chat")
     env = {**os.environ, "AXIOM_DATA_DIR": str(data_dir)}

@@ -1,4 +1,4 @@
-"""The registry of each chat's documents and their parent texts (SQLite).
+"""The registry of each chat's documents and their parent texts (``schema.documents``, ``schema.parents``).
 
 A document row is written with status 'indexing' before any chunk reaches Chroma or BM25 and becomes 'ready'
 only when both hold all of it; its parents are written in that same transaction. So a row still 'indexing' after
@@ -8,41 +8,25 @@ documents.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from sqlalchemy import Engine, Row, delete, func, insert, select, update
 
 from backend.models import Parent
-from backend.stores.sqlite import ThreadLocalSQLite
+from backend.stores.schema import documents
+from backend.stores.schema import parents as parent_table
 
 INDEXING = "indexing"
 READY = "ready"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    document_id TEXT PRIMARY KEY,
-    chat_id     TEXT NOT NULL,
-    filename    TEXT NOT NULL,
-    sha256      TEXT NOT NULL,
-    file_type   TEXT NOT NULL,
-    size_bytes  INTEGER NOT NULL,
-    page_count  INTEGER NOT NULL DEFAULT 0,
-    chunk_count INTEGER NOT NULL DEFAULT 0,
-    status      TEXT NOT NULL,
-    created_at  REAL NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS documents_chat_sha ON documents(chat_id, sha256);
-CREATE TABLE IF NOT EXISTS parents (
-    parent_id   TEXT PRIMARY KEY,
-    document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
-    seq         INTEGER NOT NULL,
-    page        INTEGER NOT NULL,
-    text        TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS parents_document ON parents(document_id, seq);
-"""
+# What a Parent is made of: its own columns and its document's filename.
+_PARENT = (
+    parent_table.c.parent_id, parent_table.c.document_id, documents.c.filename, parent_table.c.page,
+    parent_table.c.text, parent_table.c.ocr,
+)
+_PARENTS_WITH_DOCUMENTS = parent_table.join(documents)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,100 +58,111 @@ class Totals:
 
 
 class DocumentStore:
-    def __init__(self, path: Path) -> None:
-        self._db = ThreadLocalSQLite(path, _SCHEMA, row_factory=sqlite3.Row)
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
 
     def begin(self, record: DocumentRecord) -> None:
-        with self._db.transaction() as db:
-            db.execute(
-                "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (record.document_id, record.chat_id, record.filename, record.sha256, record.file_type,
-                 record.size_bytes, record.page_count, record.chunk_count, INDEXING, record.created_at),
-            )
+        with self._engine.begin() as db:
+            db.execute(insert(documents).values(
+                document_id=record.document_id, chat_id=record.chat_id, filename=record.filename,
+                sha256=record.sha256, file_type=record.file_type, size_bytes=record.size_bytes,
+                page_count=record.page_count, chunk_count=record.chunk_count, status=INDEXING,
+                created_at=record.created_at,
+            ))
 
     def mark_ready(self, document_id: str, parents: Sequence[Parent], chunk_count: int) -> None:
-        with self._db.transaction() as db:
-            db.executemany(
-                "INSERT INTO parents VALUES (?,?,?,?,?)",
-                [(p.parent_id, document_id, seq, p.page, p.text) for seq, p in enumerate(parents)],
-            )
+        with self._engine.begin() as db:
+            if parents:
+                db.execute(insert(parent_table), [
+                    {"parent_id": p.parent_id, "document_id": document_id, "seq": seq, "page": p.page,
+                     "text": p.text, "ocr": p.ocr}
+                    for seq, p in enumerate(parents)
+                ])
             db.execute(
-                "UPDATE documents SET status=?, chunk_count=? WHERE document_id=?", (READY, chunk_count, document_id)
+                update(documents).where(documents.c.document_id == document_id)
+                .values(status=READY, chunk_count=chunk_count)
             )
 
     def remove(self, document_id: str) -> None:
-        with self._db.transaction() as db:
-            db.execute("DELETE FROM documents WHERE document_id=?", (document_id,))
+        with self._engine.begin() as db:
+            db.execute(delete(documents).where(documents.c.document_id == document_id))
 
     def remove_chat(self, chat_id: str) -> int:
         """Removes every document of the chat, whatever its status; returns how many were ready."""
-        with self._db.transaction() as db:
-            (ready,) = db.execute(
-                "SELECT COUNT(*) FROM documents WHERE chat_id=? AND status=?", (chat_id, READY)
-            ).fetchone()
-            db.execute("DELETE FROM documents WHERE chat_id=?", (chat_id,))
+        with self._engine.begin() as db:
+            ready = db.execute(
+                select(func.count()).where(documents.c.chat_id == chat_id, documents.c.status == READY)
+            ).scalar_one()
+            db.execute(delete(documents).where(documents.c.chat_id == chat_id))
         return ready
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
-        row = self._db.connection().execute(
-            "SELECT * FROM documents WHERE chat_id=? AND document_id=?", (chat_id, document_id)
-        ).fetchone()
-        return DocumentRecord(**row) if row else None
+        return self._one(documents.c.chat_id == chat_id, documents.c.document_id == document_id)
 
     def find_by_sha256(self, chat_id: str, sha256: str) -> DocumentRecord | None:
-        row = self._db.connection().execute(
-            "SELECT * FROM documents WHERE chat_id=? AND sha256=?", (chat_id, sha256)
-        ).fetchone()
-        return DocumentRecord(**row) if row else None
+        return self._one(documents.c.chat_id == chat_id, documents.c.sha256 == sha256)
 
     def list(self, chat_id: str) -> list[DocumentRecord]:
-        rows = self._db.connection().execute(
-            "SELECT * FROM documents WHERE chat_id=? AND status=? ORDER BY created_at", (chat_id, READY)
-        ).fetchall()
-        return [DocumentRecord(**row) for row in rows]
+        with self._engine.connect() as db:
+            rows = db.execute(
+                select(documents).where(documents.c.chat_id == chat_id, documents.c.status == READY)
+                .order_by(documents.c.created_at)
+            ).all()
+        return [_record(row) for row in rows]
 
     def chats(self) -> dict[str, ChatDocuments]:
         """Every chat that has a ready document, with how many it has and when the first was added."""
-        rows = self._db.connection().execute(
-            "SELECT chat_id, COUNT(*) AS count, MIN(created_at) AS first_created_at FROM documents WHERE status=?"
-            " GROUP BY chat_id",
-            (READY,),
-        ).fetchall()
-        return {row["chat_id"]: ChatDocuments(row["count"], row["first_created_at"]) for row in rows}
+        with self._engine.connect() as db:
+            rows = db.execute(
+                select(documents.c.chat_id, func.count(), func.min(documents.c.created_at))
+                .where(documents.c.status == READY).group_by(documents.c.chat_id)
+            ).all()
+        return {chat_id: ChatDocuments(count, first_created_at) for chat_id, count, first_created_at in rows}
 
     def totals(self) -> Totals:
-        row = self._db.connection().execute(
-            "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM documents WHERE status=?", (READY,)
-        ).fetchone()
-        return Totals(documents=row[0], chunks=row[1])
+        with self._engine.connect() as db:
+            count, chunks = db.execute(
+                select(func.count(), func.coalesce(func.sum(documents.c.chunk_count), 0))
+                .where(documents.c.status == READY)
+            ).one()
+        return Totals(documents=count, chunks=int(chunks))
 
     def incomplete(self) -> list[DocumentRecord]:
-        rows = self._db.connection().execute("SELECT * FROM documents WHERE status=?", (INDEXING,)).fetchall()
-        return [DocumentRecord(**row) for row in rows]
+        with self._engine.connect() as db:
+            rows = db.execute(select(documents).where(documents.c.status == INDEXING)).all()
+        return [_record(row) for row in rows]
 
     def parents(self, parent_ids: Iterable[str]) -> dict[str, Parent]:
         """Parents by id; only those of ready documents exist, so nothing half-indexed is returned."""
         ids = list(dict.fromkeys(parent_ids))
         found: dict[str, Parent] = {}
-        db = self._db.connection()
-        for start in range(0, len(ids), 500):  # stay below SQLite's bound-parameter limit
-            batch = ids[start : start + 500]
-            rows = db.execute(
-                "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
-                f"JOIN documents d USING(document_id) WHERE p.parent_id IN ({','.join('?' * len(batch))})",
-                batch,
-            ).fetchall()
-            found.update({row["parent_id"]: Parent(**row) for row in rows})
+        with self._engine.connect() as db:
+            for start in range(0, len(ids), 500):  # a bounded statement, whatever the number asked for
+                rows = db.execute(
+                    select(*_PARENT).select_from(_PARENTS_WITH_DOCUMENTS)
+                    .where(parent_table.c.parent_id.in_(ids[start : start + 500]))
+                ).all()
+                found.update({row.parent_id: Parent(*row) for row in rows})
         return found
 
     def chat_parents(self, chat_id: str) -> list[Parent]:
         """Every parent of a chat's ready documents, in upload then page order (for summaries)."""
-        rows = self._db.connection().execute(
-            "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
-            "JOIN documents d USING(document_id) WHERE d.chat_id=? AND d.status=? ORDER BY d.created_at, p.seq",
-            (chat_id, READY),
-        ).fetchall()
-        return [Parent(**row) for row in rows]
+        with self._engine.connect() as db:
+            rows = db.execute(
+                select(*_PARENT).select_from(_PARENTS_WITH_DOCUMENTS)
+                .where(documents.c.chat_id == chat_id, documents.c.status == READY)
+                .order_by(documents.c.created_at, parent_table.c.seq)
+            ).all()
+        return [Parent(*row) for row in rows]
+
+    def _one(self, *where) -> DocumentRecord | None:
+        with self._engine.connect() as db:
+            row = db.execute(select(documents).where(*where)).one_or_none()
+        return _record(row) if row else None
+
+
+def _record(row: Row) -> DocumentRecord:
+    return DocumentRecord(**row._mapping)
 
 
 def new_record(

@@ -1,4 +1,4 @@
-"""Background ingestion jobs as rows (SQLite), so a job's id still answers after a restart.
+"""Background ingestion jobs as rows (``schema.jobs``), so a job's id still answers after a restart.
 
 The uploaded bytes are not kept (originals never are), so a job a restart interrupted cannot resume: at start-up
 it is marked failed with a message saying to upload the file again, and the half-indexed document it left is
@@ -9,29 +9,15 @@ only the process doing the work can report it.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
-from backend.stores.sqlite import ThreadLocalSQLite
+from sqlalchemy import Engine, Row, delete, insert, select, update
+
+from backend.stores.schema import jobs
 
 JobState = Literal["queued", "indexing", "ready", "failed", "cancelled"]
 UNFINISHED: tuple[JobState, ...] = ("queued", "indexing")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    job_id      TEXT PRIMARY KEY,
-    chat_id     TEXT NOT NULL,
-    filename    TEXT NOT NULL,
-    size_bytes  INTEGER NOT NULL,
-    state       TEXT NOT NULL,
-    document_id TEXT,
-    error       TEXT,
-    created_at  REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_chat ON jobs(chat_id, state);
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,57 +33,55 @@ class JobRecord:
 
 
 class JobStore:
-    def __init__(self, path: Path, *, keep_finished: int = 10_000) -> None:
-        self._db = ThreadLocalSQLite(path, _SCHEMA, row_factory=sqlite3.Row)
+    def __init__(self, engine: Engine, *, keep_finished: int = 10_000) -> None:
+        self._engine = engine
         self._keep_finished = keep_finished
 
     def add(self, job: JobRecord) -> None:
-        with self._db.transaction() as db:
-            db.execute(
-                "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?)",
-                (job.job_id, job.chat_id, job.filename, job.size_bytes, job.state, job.document_id,
-                 _json(job.error), job.created_at),
-            )
+        with self._engine.begin() as db:
+            db.execute(insert(jobs).values(
+                job_id=job.job_id, chat_id=job.chat_id, filename=job.filename, size_bytes=job.size_bytes,
+                state=job.state, document_id=job.document_id, error=_json(job.error), created_at=job.created_at,
+            ))
             # Old finished jobs are only looked up by clients that never came back for them.
-            db.execute(
-                "DELETE FROM jobs WHERE job_id IN (SELECT job_id FROM jobs WHERE state NOT IN (?, ?) "
-                "ORDER BY created_at DESC LIMIT -1 OFFSET ?)",
-                (*UNFINISHED, self._keep_finished),
+            beyond_kept = (
+                select(jobs.c.job_id).where(jobs.c.state.not_in(UNFINISHED))
+                .order_by(jobs.c.created_at.desc()).offset(self._keep_finished)
             )
+            db.execute(delete(jobs).where(jobs.c.job_id.in_(beyond_kept)))
 
     def update(
         self, job_id: str, state: JobState, *, document_id: str | None = None, error: dict[str, Any] | None = None
     ) -> None:
-        with self._db.transaction() as db:
+        with self._engine.begin() as db:
             db.execute(
-                "UPDATE jobs SET state=?, document_id=?, error=? WHERE job_id=?",
-                (state, document_id, _json(error), job_id),
+                update(jobs).where(jobs.c.job_id == job_id)
+                .values(state=state, document_id=document_id, error=_json(error))
             )
 
     def get(self, chat_id: str, job_id: str) -> JobRecord | None:
-        row = self._db.connection().execute(
-            "SELECT * FROM jobs WHERE chat_id=? AND job_id=?", (chat_id, job_id)
-        ).fetchone()
+        with self._engine.connect() as db:
+            row = db.execute(select(jobs).where(jobs.c.chat_id == chat_id, jobs.c.job_id == job_id)).one_or_none()
         return _record(row) if row else None
 
     def fail_unfinished(self, error: dict[str, Any]) -> list[str]:
         """Marks every queued or running job failed with ``error`` (at start-up: their work was lost)."""
-        with self._db.transaction() as db:
-            ids = [row[0] for row in db.execute("SELECT job_id FROM jobs WHERE state IN (?, ?)", UNFINISHED)]
-            db.execute("UPDATE jobs SET state='failed', error=? WHERE state IN (?, ?)", (_json(error), *UNFINISHED))
-        return ids
+        with self._engine.begin() as db:
+            return list(db.execute(
+                update(jobs).where(jobs.c.state.in_(UNFINISHED)).values(state="failed", error=_json(error))
+                .returning(jobs.c.job_id)
+            ).scalars())
 
     def delete_chat(self, chat_id: str) -> None:
-        with self._db.transaction() as db:
-            db.execute("DELETE FROM jobs WHERE chat_id=?", (chat_id,))
+        with self._engine.begin() as db:
+            db.execute(delete(jobs).where(jobs.c.chat_id == chat_id))
 
 
 def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def _record(row: sqlite3.Row) -> JobRecord:
-    values = dict(row)
+def _record(row: Row) -> JobRecord:
+    values = dict(row._mapping)
     values["error"] = json.loads(values["error"]) if values["error"] else None
     return JobRecord(**values)
-

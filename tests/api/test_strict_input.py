@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 import socket
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 import backend.errors
 from backend.api.schemas import COLLECTION_PATTERN, PATTERN_RULES
@@ -47,9 +47,9 @@ def server(build_app_services, tmp_path_factory, llm) -> Iterator[RunningServer]
 
 def stored(server: RunningServer) -> dict[str, list]:
     """Everything a request could have written: messages, session bindings and documents."""
-    with sqlite3.connect(server.services.settings.memory_db_path) as db:
-        messages = db.execute("SELECT session_id, role, content FROM messages ORDER BY seq").fetchall()
-        sessions = db.execute("SELECT session_id, chat_id FROM sessions ORDER BY session_id").fetchall()
+    with server.services.database.connect() as db:
+        messages = [tuple(row) for row in db.execute(text("SELECT session_id, role, content FROM messages ORDER BY seq"))]
+        sessions = [tuple(row) for row in db.execute(text("SELECT session_id, chat_id FROM sessions ORDER BY session_id"))]
     documents = {chat: [d.document_id for d in server.services.documents.list(chat)] for chat in ("alpha", "beta")}
     return {"messages": messages, "sessions": sessions, "documents": documents, "chats": server.services.chats.list()}
 

@@ -47,7 +47,7 @@ def assert_nothing_stored(services, chat_id: str) -> None:
 
 @pytest.fixture
 def jobs_store(services):
-    return JobStore(services.settings.docstore_path)
+    return JobStore(services.database)
 
 
 def test_a_queued_job_cancelled_never_runs(services, jobs_store):
@@ -135,7 +135,7 @@ def test_job_ids_answer_after_a_restart(services, jobs_store):
     # A job a restart interrupts: its row says indexing, and its bytes are gone.
     jobs_store.update(failed.job_id, "indexing")
 
-    restarted = IngestJobs(services.ingestion, JobStore(services.settings.docstore_path))
+    restarted = IngestJobs(services.ingestion, JobStore(services.database))
     ready = restarted.get("chat1", done.job_id)
     assert ready.state == "ready" and ready.document_id == done.job_id
     assert services.documents.get("chat1", done.job_id).filename == "notes.txt"

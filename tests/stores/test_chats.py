@@ -1,24 +1,19 @@
-"""The chat registry against a real SQLite file."""
+"""The chat registry against real databases: a SQLite file and a PostgreSQL server (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
 from backend.errors import ValidationFailed
 from backend.stores.chats import ChatRecord, ChatStore
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "chats.db"
-
-
-@pytest.fixture
-def chats(db_path: Path) -> ChatStore:
-    return ChatStore(db_path)
+def chats(database: Engine) -> ChatStore:
+    return ChatStore(database)
 
 
 def test_a_created_chat_has_a_hex_id_and_can_be_read_back(chats: ChatStore) -> None:
@@ -58,9 +53,9 @@ def test_remove_deletes_only_that_chat(chats: ChatStore) -> None:
     assert chats.list() == [kept]
 
 
-def test_chats_persist_across_store_instances(chats: ChatStore, db_path: Path) -> None:
+def test_chats_persist_across_store_instances(chats: ChatStore, open_engine) -> None:
     created = chats.create("Persistent")
-    assert ChatStore(db_path).list() == [created]
+    assert ChatStore(open_engine()).list() == [created]
 
 
 @pytest.mark.parametrize(

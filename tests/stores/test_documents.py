@@ -15,8 +15,8 @@ def parents_of(document_id: str, n: int = 2) -> list[Parent]:
     return [Parent(f"{document_id}-p{i}", document_id, f"{document_id}.pdf", i + 1, f"text {i}") for i in range(n)]
 
 
-def test_a_document_is_listed_and_its_parents_visible_only_once_ready(tmp_path):
-    store = DocumentStore(tmp_path / "documents.db")
+def test_a_document_is_listed_and_its_parents_visible_only_once_ready(database):
+    store = DocumentStore(database)
     store.begin(record("d1"))
     assert store.list("chat1") == []
     assert store.get("chat1", "d1").status == INDEXING
@@ -30,8 +30,8 @@ def test_a_document_is_listed_and_its_parents_visible_only_once_ready(tmp_path):
     assert store.totals().documents == 1 and store.totals().chunks == 7
 
 
-def test_remove_deletes_the_parents_too_and_chats_are_separate(tmp_path):
-    store = DocumentStore(tmp_path / "documents.db")
+def test_remove_deletes_the_parents_too_and_chats_are_separate(database):
+    store = DocumentStore(database)
     for doc, chat in (("a", "chat1"), ("b", "chat2")):
         store.begin(record(doc, chat))
         store.mark_ready(doc, parents_of(doc), chunk_count=1)
@@ -42,19 +42,18 @@ def test_remove_deletes_the_parents_too_and_chats_are_separate(tmp_path):
     assert store.chat_parents("chat1") == []
 
 
-def test_duplicates_are_found_by_content_hash_within_a_chat_only(tmp_path):
-    store = DocumentStore(tmp_path / "documents.db")
+def test_duplicates_are_found_by_content_hash_within_a_chat_only(database):
+    store = DocumentStore(database)
     store.begin(record("a", "chat1", sha256="same"))
     assert store.find_by_sha256("chat1", "same").document_id == "a"
     assert store.find_by_sha256("chat2", "same") is None
 
 
-def test_state_survives_reopening_and_many_threads_can_read(tmp_path):
-    path = tmp_path / "documents.db"
-    first = DocumentStore(path)
+def test_state_survives_reopening_and_many_threads_can_read(database, open_engine):
+    first = DocumentStore(database)
     first.begin(record("d1"))
     first.mark_ready("d1", parents_of("d1", 300), chunk_count=300)
-    reopened = DocumentStore(path)
+    reopened = DocumentStore(open_engine())
     ids = [f"d1-p{i}" for i in range(300)]
     results = []
     threads = [threading.Thread(target=lambda: results.append(len(reopened.parents(ids)))) for _ in range(4)]

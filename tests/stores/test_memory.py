@@ -1,4 +1,4 @@
-"""Conversation memory against a real SQLite file."""
+"""Conversation memory against real databases: a SQLite file and a PostgreSQL server (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,15 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine, exc, select, text, update
 
+from backend.config import Settings
 from backend.errors import ValidationFailed
+from backend.stores.database import open_database
 from backend.stores.memory import MemoryStore, MemoryWindows, StoredMessage
+from backend.stores.schema import messages
 
 THREADS = 8
 WRITES_PER_THREAD = 50
@@ -29,23 +32,12 @@ ANSWER_METADATA = {
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "memory.db"
-
-
-@pytest.fixture
-def memory(db_path: Path) -> MemoryStore:
-    return MemoryStore(db_path)
+def memory(database: Engine) -> MemoryStore:
+    return MemoryStore(database)
 
 
 def contents(messages: list[StoredMessage]) -> list[str]:
     return [m.content for m in messages]
-
-
-def test_the_database_file_is_created_in_wal_mode(memory: MemoryStore, db_path: Path) -> None:
-    memory.add("s1", "user", "hello")
-    with sqlite3.connect(db_path) as probe:
-        assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_a_stored_message_has_a_unique_hex_id_and_an_iso_utc_timestamp(memory: MemoryStore) -> None:
@@ -65,14 +57,14 @@ def test_history_is_in_write_order_and_equals_what_add_returned(memory: MemorySt
     assert memory.history("s1") == written
 
 
-def test_order_follows_writes_even_when_timestamps_tie_or_go_backwards(memory: MemoryStore, db_path: Path) -> None:
+def test_order_follows_writes_even_when_timestamps_tie_or_go_backwards(memory: MemoryStore, database: Engine) -> None:
     for n in range(6):
         memory.add("s1", "user", f"message {n}")
     # A clock stepped backwards: later messages carry earlier or equal timestamps.
-    with sqlite3.connect(db_path) as db:
-        for seq, (message_id,) in enumerate(db.execute("SELECT id FROM messages ORDER BY rowid").fetchall()):
-            db.execute("UPDATE messages SET timestamp=? WHERE id=?", (f"2024-01-15T10:30:0{5 - seq // 2}.000Z",
-                                                                       message_id))
+    with database.begin() as db:
+        for seq, message_id in enumerate(db.execute(select(messages.c.id).order_by(messages.c.seq)).scalars().all()):
+            db.execute(update(messages).where(messages.c.id == message_id)
+                       .values(timestamp=f"2024-01-15T10:30:0{5 - seq // 2}.000Z"))
 
     expected = [f"message {n}" for n in range(6)]
     assert contents(memory.history("s1")) == expected
@@ -112,12 +104,12 @@ def test_sessions_do_not_see_each_others_messages(memory: MemoryStore) -> None:
     assert contents(memory.recent("bob", 5)) == ["bob's question"]
 
 
-def test_assistant_metadata_round_trips_with_nested_sources(memory: MemoryStore, db_path: Path) -> None:
+def test_assistant_metadata_round_trips_with_nested_sources(memory: MemoryStore, open_engine) -> None:
     user, assistant = memory.add_exchange("s1", "What fell?", "Sales fell by 4 % [1].", ANSWER_METADATA)
 
     assert user.metadata == {}
     assert assistant.metadata == ANSWER_METADATA
-    assert MemoryStore(db_path).history("s1")[1].metadata == ANSWER_METADATA
+    assert MemoryStore(open_engine()).history("s1")[1].metadata == ANSWER_METADATA
 
 
 def test_metadata_is_a_snapshot_taken_when_written(memory: MemoryStore) -> None:
@@ -150,15 +142,18 @@ def test_add_exchange_writes_the_question_then_the_answer(memory: MemoryStore) -
     ]
 
 
-def test_add_exchange_writes_nothing_when_the_answer_cannot_be_written(memory: MemoryStore, db_path: Path) -> None:
-    # SQLite itself refuses the second row, as it would on a full disk, after the first row was inserted.
-    with sqlite3.connect(db_path) as db:
-        db.execute(
-            "CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant' "
-            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
+def test_add_exchange_writes_nothing_when_the_answer_cannot_be_written(memory: MemoryStore, database: Engine) -> None:
+    # The database itself refuses the second row, as it would on a full disk, after the first row was inserted.
+    with database.begin() as db:
+        if database.dialect.name == "sqlite":
+            db.execute(text(
+                "CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant' "
+                "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+            ))
+        else:
+            db.execute(text("ALTER TABLE messages ADD CONSTRAINT refuse_answers CHECK (role <> 'assistant')"))
 
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(exc.DBAPIError):
         memory.add_exchange("s1", "question", "answer")
 
     assert not memory.exists("s1")
@@ -185,10 +180,10 @@ def test_exists_and_clear(memory: MemoryStore) -> None:
     assert contents(memory.history("s2")) == ["other session"]
 
 
-def test_messages_persist_across_store_instances(memory: MemoryStore, db_path: Path) -> None:
+def test_messages_persist_across_store_instances(memory: MemoryStore, open_engine) -> None:
     written = memory.add_exchange("s1", "q1", "a1", ANSWER_METADATA)
 
-    reopened = MemoryStore(db_path)
+    reopened = MemoryStore(open_engine())
     assert reopened.history("s1") == list(written)
     assert contents(reopened.recent("s1", 5)) == ["q1", "a1"]
 
@@ -345,12 +340,12 @@ def test_the_time_of_a_sessions_newest_message(memory):
     }
 
 
-def test_a_session_is_bound_to_the_first_chat_that_binds_it(memory: MemoryStore, db_path: Path) -> None:
+def test_a_session_is_bound_to_the_first_chat_that_binds_it(memory: MemoryStore, open_engine) -> None:
     assert memory.chat_of("s1") is None
     assert memory.bind("s1", "alpha") == "alpha"
     assert memory.bind("s1", "beta") == "alpha"
     assert memory.chat_of("s1") == "alpha"
-    assert MemoryStore(db_path).chat_of("s1") == "alpha"
+    assert MemoryStore(open_engine()).chat_of("s1") == "alpha"
 
 
 def test_concurrent_binds_of_one_session_agree_on_one_chat(memory: MemoryStore) -> None:
@@ -360,9 +355,12 @@ def test_concurrent_binds_of_one_session_agree_on_one_chat(memory: MemoryStore) 
     assert owners == {memory.chat_of("contested")}
 
 
-def test_a_database_from_before_the_binding_keeps_its_messages_and_binds_on_first_use(db_path: Path) -> None:
-    db_path.parent.mkdir(parents=True)
-    with sqlite3.connect(db_path) as db:  # the schema as it was before sessions were bound to chats
+def test_a_database_from_before_the_binding_keeps_its_messages_and_binds_on_first_use(
+    database_settings: Settings,
+) -> None:
+    database_settings.data_dir.mkdir(parents=True)
+    # The memory file as it was before sessions were bound to chats, upgraded into the configured database.
+    with sqlite3.connect(database_settings.memory_db_path) as db:
         db.executescript(
             "CREATE TABLE messages (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, session_id TEXT"
             " NOT NULL, role TEXT NOT NULL CHECK (role IN ('user', 'assistant')), content TEXT NOT NULL, metadata"
@@ -372,7 +370,8 @@ def test_a_database_from_before_the_binding_keeps_its_messages_and_binds_on_firs
             " ('m2', 'alpha', 'user', 'the UI conversation of alpha', '{}', '2024-01-15T10:30:00.124Z');"
         )
 
-    memory = MemoryStore(db_path)
+    engine = open_database(database_settings)
+    memory = MemoryStore(engine)
 
     assert contents(memory.history("old")) == ["an old question"]
     assert memory.chat_of("old") is None
@@ -380,6 +379,7 @@ def test_a_database_from_before_the_binding_keeps_its_messages_and_binds_on_firs
     assert memory.has_conversation("alpha") and not memory.has_conversation("beta")
     assert memory.bind("old", "beta") == "beta"
     assert memory.has_conversation("beta")
+    engine.dispose()
 
 
 def test_clearing_a_chat_removes_every_session_of_it_and_nothing_else(memory: MemoryStore) -> None:

@@ -1,0 +1,1 @@
+"""Alembic migrations of the shared database (backend/stores/schema.py); run at start-up by stores/database.py."""

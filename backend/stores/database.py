@@ -1,0 +1,106 @@
+"""The one database behind the chat, memory, document and job stores: SQLite by default, PostgreSQL when
+``AXIOM_DATABASE_URL`` says so. SQLAlchemy Core speaks to both (psycopg 3 for PostgreSQL); the tables are in
+``schema.py``; Alembic migrations (backend/migrations/) bring any older database up to date at start-up.
+
+SQLite keeps the settings the stores always ran on: WAL (readers run beside the single writer), a 30 s busy
+timeout (a writer waits for the lock instead of failing under concurrent requests) and foreign keys on. Its
+driver begins a transaction at the first write of a block, as before; PostgreSQL runs each block as one
+transaction.
+
+Migrations take a lock first (PostgreSQL: an advisory lock; SQLite: the write lock), so replicas starting
+together upgrade the database once, the others waiting and then finding it current. A database created by that
+upgrade is filled, in the same transaction, from the SQLite files of releases before it (``legacy.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import URL, Connection, Engine, create_engine, event, func, make_url, select
+
+from backend.config import Settings
+from backend.stores.legacy import import_legacy_sqlite
+
+logger = logging.getLogger(__name__)
+
+SQLITE_FILE = "axiom.db"
+# Any constant works, as long as every Axiom process uses the same one: it names the lock in pg_locks.
+_MIGRATION_LOCK = zlib.crc32(b"axiom schema migrations")
+# A server thread holds a connection only for one store call; 30 at most per process, then calls wait (30 s).
+_POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30}
+
+
+def database_url(settings: Settings) -> URL:
+    """The SQLAlchemy URL of ``settings.database_url``: ``postgresql://`` gets the psycopg 3 driver."""
+    if settings.database_url is None:
+        return URL.create("sqlite", database=str(settings.data_dir / SQLITE_FILE))
+    url = make_url(settings.database_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+def create_database_engine(url: URL | str) -> Engine:
+    url = make_url(url)
+    if url.get_backend_name() != "sqlite":
+        # pre_ping: a connection the server closed (a restart, an idle timeout) is replaced, not handed out.
+        return create_engine(url, pool_pre_ping=True, **_POOL)
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30}, **_POOL)
+    event.listen(engine, "connect", _configure_sqlite)
+    return engine
+
+
+def _configure_sqlite(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def open_database(settings: Settings) -> Engine:
+    """The engine of the configured database, migrated to the current schema."""
+    engine = create_database_engine(database_url(settings))
+    try:
+        migrate(engine, legacy_files=(settings.chats_db_path, settings.memory_db_path, settings.docstore_path))
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None:
+    """``alembic upgrade head`` under the migration lock; a database it creates gets the rows of
+    ``legacy_files`` (see ``legacy.py``)."""
+    config = Config()
+    config.set_main_option("script_location", "backend:migrations")
+    with engine.connect() as connection:
+        _lock_for_migration(connection)
+        created = MigrationContext.configure(connection).get_current_revision() is None
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+        if created:
+            imported = import_legacy_sqlite(connection, [path for path in legacy_files if path is not None])
+            if imported:
+                logger.info(
+                    "Copied %s from the SQLite files of the previous release into %s; those files are no longer "
+                    "used", ", ".join(f"{count} {table}" for table, count in imported.items()),
+                    engine.url.render_as_string(hide_password=True),
+                )
+        connection.commit()
+
+
+def _lock_for_migration(connection: Connection) -> None:
+    """Held until the migration's transaction ends."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(select(func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
+    else:
+        # The driver would begin only at the first write; the schema check before it must be inside too.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

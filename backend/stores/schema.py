@@ -1,0 +1,137 @@
+"""Every table of the shared database (SQLite or PostgreSQL), in one place: the stores query these, and Alembic's
+migrations (backend/migrations/) build them. A change here needs a new migration: see docs/architecture.md.
+
+Types are the portable subset both engines store alike: text, integers, doubles (Unix times, as ``time.time()``
+returns them) and booleans. JSON stays text, so what a store writes reads back byte for byte on either engine.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    false,
+)
+
+# Alembic needs every constraint named to alter it later (and SQLite's batch mode to rebuild a table).
+metadata = MetaData(
+    naming_convention={
+        "ix": "%(table_name)s_%(column_0_N_name)s",
+        "uq": "%(table_name)s_%(column_0_N_name)s_key",
+        "ck": "%(table_name)s_%(constraint_name)s_check",
+        "fk": "%(table_name)s_%(column_0_name)s_fkey",
+        "pk": "%(table_name)s_pkey",
+    }
+)
+
+# An increasing row number: what orders rows written within the same clock tick. SQLite autoincrements only an
+# INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit sequence.
+_Sequence = BigInteger().with_variant(Integer(), "sqlite")
+
+# Named chats (backend/stores/chats.py). ``owner``: the user who created the chat, NULL when auth is off.
+chats = Table(
+    "chats",
+    metadata,
+    Column("seq", _Sequence, primary_key=True, autoincrement=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("title", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("updated_at", Double, nullable=False),
+    Column("owner", Text, nullable=True),
+    sqlite_autoincrement=True,
+)
+
+# Conversation memory (backend/stores/memory.py): each session's messages, and the chat each session belongs to.
+messages = Table(
+    "messages",
+    metadata,
+    Column("seq", _Sequence, primary_key=True, autoincrement=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("session_id", Text, nullable=False),
+    Column("role", Text, CheckConstraint("role IN ('user', 'assistant')", name="role"), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("metadata", Text, nullable=False),  # JSON
+    Column("timestamp", Text, nullable=False),  # ISO-8601 UTC, e.g. "2024-01-15T10:30:00.123Z"
+    Index("messages_session", "session_id", "seq"),
+    sqlite_autoincrement=True,
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("session_id", Text, primary_key=True),
+    Column("chat_id", Text, nullable=False),
+    Index("sessions_chat", "chat_id"),
+)
+
+# The document registry and parent texts (backend/stores/documents.py).
+documents = Table(
+    "documents",
+    metadata,
+    Column("document_id", Text, primary_key=True),
+    Column("chat_id", Text, nullable=False),
+    Column("filename", Text, nullable=False),
+    Column("sha256", Text, nullable=False),
+    Column("file_type", Text, nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("page_count", Integer, nullable=False, server_default="0"),
+    Column("chunk_count", Integer, nullable=False, server_default="0"),
+    Column("status", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Index("documents_chat_sha", "chat_id", "sha256", unique=True),
+)
+
+parents = Table(
+    "parents",
+    metadata,
+    Column("parent_id", Text, primary_key=True),
+    Column("document_id", Text, ForeignKey("documents.document_id", ondelete="CASCADE"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("page", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("ocr", Boolean, nullable=False, server_default=false()),  # the text was read from an image by OCR
+    Index("parents_document", "document_id", "seq"),
+)
+
+# Background ingestion jobs (backend/stores/jobs.py).
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("job_id", Text, primary_key=True),
+    Column("chat_id", Text, nullable=False),
+    Column("filename", Text, nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("document_id", Text, nullable=True),
+    Column("error", Text, nullable=True),  # JSON: the error contract's body
+    Column("created_at", Double, nullable=False),
+    Index("jobs_chat", "chat_id", "state"),
+)
+
+# Users and their API keys (AXIOM_AUTH=api-key). Keys are stored hashed only.
+users = Table(
+    "users",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("created_at", Double, nullable=False),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("key_id", Text, primary_key=True),
+    Column("user_id", Text, ForeignKey("users.user_id", ondelete="CASCADE"), nullable=False),
+    Column("key_hash", Text, nullable=False, unique=True),
+    Column("created_at", Double, nullable=False),
+    Column("revoked_at", Double, nullable=True),
+)
