@@ -9,11 +9,9 @@ from sqlalchemy import Engine
 from backend.config import Settings
 from backend.container import Services, build_services
 from backend.stores.database import create_database_engine, database_url, migrate
-from tests.support.postgres import PostgresServer, find_binaries
+from tests.support.postgres import DATABASES, PostgresServer, find_binaries
 
-# The engines every store test runs on. PostgreSQL cases fail when its binaries are missing (make test installs
-# them), unless this variable is set to skip them.
-DATABASES = ["sqlite", "postgresql"]
+# PostgreSQL cases fail when its binaries are missing (make test installs them), unless this says to skip them.
 SKIP_POSTGRESQL = "AXIOM_TEST_SKIP_POSTGRESQL"
 
 

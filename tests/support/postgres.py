@@ -20,6 +20,8 @@ from pathlib import Path
 import psycopg
 
 SUPERUSER = "postgres"
+# The engines the store tests (and some API tests) run on, each in turn.
+DATABASES = ["sqlite", "postgresql"]
 
 
 def find_binaries() -> Path | None:
