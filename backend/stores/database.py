@@ -89,9 +89,9 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
         if created:
             imported = import_legacy_sqlite(connection, [path for path in legacy_files if path is not None])
             if imported:
-                logger.info(
+                logger.warning(
                     "Copied %s from the SQLite files of the previous release into %s; those files are no longer "
-                    "used", ", ".join(f"{count} {table}" for table, count in imported.items()),
+                    "used and can be deleted", ", ".join(f"{count} {table}" for table, count in imported.items()),
                     engine.url.render_as_string(hide_password=True),
                 )
         connection.commit()

@@ -90,11 +90,10 @@ class DocumentStore:
     def remove_chat(self, chat_id: str) -> int:
         """Removes every document of the chat, whatever its status; returns how many were ready."""
         with self._engine.begin() as db:
-            ready = db.execute(
-                select(func.count()).where(documents.c.chat_id == chat_id, documents.c.status == READY)
-            ).scalar_one()
-            db.execute(delete(documents).where(documents.c.chat_id == chat_id))
-        return ready
+            statuses = db.execute(
+                delete(documents).where(documents.c.chat_id == chat_id).returning(documents.c.status)
+            ).scalars()
+            return sum(status == READY for status in statuses)
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
         return self._one(documents.c.chat_id == chat_id, documents.c.document_id == document_id)

@@ -93,3 +93,16 @@ def test_a_document_whose_parents_cannot_be_written_stays_indexing_with_none(dat
     assert store.get("chat1", "d2").status == INDEXING and [r.document_id for r in store.incomplete()] == ["d2"]
     assert store.parents(["d2-p0", "d2-p1"]) == {}
     assert [p.parent_id for p in store.chat_parents("chat1")] == ["d1-p0", "d1-p1"]
+
+
+def test_removing_a_chat_removes_all_its_documents_and_counts_the_ready_ones(database):
+    store = DocumentStore(database)
+    for doc, chat in (("a", "chat1"), ("b", "chat1"), ("c", "chat2")):
+        store.begin(record(doc, chat))
+        store.mark_ready(doc, parents_of(doc), chunk_count=1)
+    store.begin(record("half", "chat1"))
+
+    assert store.remove_chat("chat1") == 2
+    assert store.get("chat1", "half") is None and store.list("chat1") == [] and store.parents(["a-p0"]) == {}
+    assert [d.document_id for d in store.list("chat2")] == ["c"]
+    assert store.remove_chat("chat1") == 0
