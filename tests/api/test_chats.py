@@ -21,7 +21,8 @@ GREETING = "Hello!"
 @pytest.fixture(scope="module", params=DATABASES)
 def server(request, build_app_services, tmp_path_factory, new_database_url):
     """The whole service on each database engine in turn."""
-    services = build_app_services(tmp_path_factory.mktemp("chats"), database_url=new_database_url(request.param))
+    database_url = new_database_url(request.param)
+    services = build_app_services(tmp_path_factory.mktemp("chats"), database_url=database_url)
     with serve(services) as running:
         yield running
     services.database.dispose()

@@ -1,5 +1,5 @@
-"""The database layer on both engines: URLs, engine settings, migrations (and their lock), and the upgrade of a
-data directory written by the release before the shared database."""
+"""The database layer on both engines: URLs, engine settings, migrations (and their lock), and the upgrade of
+a data directory written by the release before the shared database."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from backend.stores.memory import MemoryStore
 from backend.stores.schema import metadata
 
 
-def test_the_url_names_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
-    assert database_url(Settings(data_dir=tmp_path)).render_as_string() == f"sqlite:///{tmp_path / SQLITE_FILE}"
+def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
+    default = database_url(Settings(data_dir=tmp_path))
+    assert default.render_as_string() == f"sqlite:///{tmp_path / SQLITE_FILE}"
     for scheme in ("postgresql", "postgres"):
         url = database_url(Settings(database_url=f"{scheme}://axiom:secret@db.internal:5433/axiom"))
         assert (url.drivername, url.username, url.password, url.host, url.port, url.database) == (
@@ -64,8 +65,8 @@ def test_migrating_again_changes_nothing_and_keeps_the_rows(database: Engine, op
 
 
 def test_processes_starting_together_migrate_once(database_settings: Settings) -> None:
-    """Replicas starting at once on a new database: one creates the tables under the migration lock, the others
-    wait and find them current (without the lock, the second CREATE TABLE fails)."""
+    """Replicas starting at once on a new database: one creates the tables under the migration lock, the
+    others wait and find them current (without the lock, the second CREATE TABLE fails)."""
     engines = [create_database_engine(database_url(database_settings)) for _ in range(4)]
     failures: list[BaseException] = []
 
@@ -90,7 +91,9 @@ def test_processes_starting_together_migrate_once(database_settings: Settings) -
 
 # The SQLite files as the release before the shared database wrote them: one file per store, these schemas.
 LEGACY_CHATS = """
-CREATE TABLE chats (id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE chats (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL
+);
 INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0), ('newer', 'Newer chat', 200.0, 400.5);
 """
 LEGACY_MEMORY = """
@@ -104,8 +107,8 @@ CREATE TABLE sessions (session_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL);
 CREATE INDEX sessions_chat ON sessions(chat_id);
 INSERT INTO messages (id, session_id, role, content, metadata, timestamp) VALUES
     ('m1', 'older', 'user', 'What fell?', '{}', '2024-01-15T10:30:00.123Z'),
-    ('m2', 'older', 'assistant', 'Sales fell by 4 % [1].', '{"sources": [{"page": 3, "excerpt": "Rückgang"}]}',
-     '2024-01-15T10:30:00.123Z'),
+    ('m2', 'older', 'assistant', 'Sales fell by 4 % [1].',
+     '{"sources": [{"page": 3, "excerpt": "Rückgang"}]}', '2024-01-15T10:30:00.123Z'),
     ('m3', 'api-1', 'user', 'Another session', '{}', '2024-01-15T10:31:00.000Z'),
     ('m4', 'older', 'user', 'And then?', '{"answered": false}', '2024-01-15T10:29:00.000Z');
 INSERT INTO sessions VALUES ('api-1', 'newer');
@@ -160,7 +163,8 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_and_do
     # Messages keep their order (not their timestamps'), content and metadata; sessions keep their chat.
     history = memory.history("older")
     assert [(m.id, m.role, m.content) for m in history] == [
-        ("m1", "user", "What fell?"), ("m2", "assistant", "Sales fell by 4 % [1]."), ("m4", "user", "And then?"),
+        ("m1", "user", "What fell?"), ("m2", "assistant", "Sales fell by 4 % [1]."),
+        ("m4", "user", "And then?"),
     ]
     assert history[1].metadata == {"sources": [{"page": 3, "excerpt": "Rückgang"}]}
     assert memory.chat_of("api-1") == "newer" and memory.has_conversation("newer")
@@ -172,7 +176,8 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_and_do
     assert [d.document_id for d in documents.incomplete()] == ["d2"]
     assert documents.get("older", "d2").status == INDEXING
     assert documents.chat_parents("older") == [
-        Parent("d1-p0", "d1", "report.pdf", 1, "page one"), Parent("d1-p1", "d1", "report.pdf", 2, "page two"),
+        Parent("d1-p0", "d1", "report.pdf", 1, "page one"),
+        Parent("d1-p1", "d1", "report.pdf", 2, "page two"),
     ]
     assert JobStore(engine).get("older", "d1").state == "ready"
     # New rows follow the imported ones.

@@ -30,10 +30,11 @@ def test_an_update_records_the_outcome_and_the_error_contract(jobs: JobStore) ->
     jobs.add(job("ok"))
     jobs.add(job("bad"))
     jobs.update("ok", "ready", document_id="d-earlier")
-    jobs.update("bad", "failed", error={"error": "UNREADABLE", "message": "No text.", "details": {"page": 3}})
+    unreadable = {"error": "UNREADABLE", "message": "No text.", "details": {"page": 3}}
+    jobs.update("bad", "failed", error=unreadable)
 
     assert (jobs.get("chat1", "ok").state, jobs.get("chat1", "ok").document_id) == ("ready", "d-earlier")
-    assert jobs.get("chat1", "bad").error == {"error": "UNREADABLE", "message": "No text.", "details": {"page": 3}}
+    assert jobs.get("chat1", "bad").error == unreadable
 
 
 def test_unfinished_jobs_fail_at_start_up_and_finished_ones_stay(jobs: JobStore) -> None:
