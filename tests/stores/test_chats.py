@@ -58,6 +58,12 @@ def test_chats_persist_across_store_instances(chats: ChatStore, open_engine) -> 
     assert ChatStore(open_engine()).list() == [created]
 
 
+def test_a_title_keeps_whatever_characters_it_was_given(chats: ChatStore) -> None:
+    created = chats.create("Nul \x00 and private use \ue000 kept")
+    assert chats.get(created.id).title == "Nul \x00 and private use \ue000 kept"
+    assert chats.rename(created.id, "\x00\ue0000").title == chats.get(created.id).title == "\x00\ue0000"
+
+
 @pytest.mark.parametrize(
     "call",
     [lambda c, i: c.get(i), lambda c, i: c.rename(i, "title"), lambda c, i: c.remove(i)],
