@@ -1,6 +1,7 @@
-"""Answers and quoted evidence render as formatted text, and no HTML from a model or a document reaches the page as
-markup: in Chromium, against the real app. The model is scripted (tests/rag/scripted.py): the bundled 135M model
-cannot be made to write hostile markdown on demand; everything else — upload, retrieval, grounding, SSE — is real."""
+"""Answers and quoted evidence render as formatted text, and no HTML from a model or a document reaches
+the page as markup: in Chromium, against the real app. The model is scripted (tests/rag/scripted.py): the
+bundled 135M model cannot write hostile markdown on demand; everything else (upload, retrieval, grounding,
+SSE) is real."""
 
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from tests.rag.scripted import ScriptedLLM
 DOCUMENT = (
     "The Quorra bridge\n\n"
     "Ada Finchley built the granite bridge over the river Quorra in 1931. "
-    "The bridge has seven arches <img src=/hostile-document.png onerror=alert('document')> and a clock tower. "
+    "The bridge has seven arches <img src=/hostile-document.png onerror=alert('document')> "
+    "and a clock tower. "
     "Its plans are kept at [the city archive](javascript:alert('document-link')) in Lisbon. "
     "<script>alert('document-script')</script>\n"
 )
 QUESTION = "Who built the granite bridge over the river Quorra, and what does it have?"
-# A "- " list whose items copy the document (so it is grounded), with the document's markup and a link of its own.
+# A "- " list whose items copy the document (to be grounded), with its markup and a link of its own.
 ANSWER = (
     "- Ada Finchley built the granite bridge over the river Quorra in **1931** [Source 1].\n"
     "- The bridge has seven arches <img src=/hostile-answer.png onerror=alert('answer')> and a clock tower "
@@ -32,7 +34,7 @@ ANSWER = (
     "- Its plans are kept at [the city archive](javascript:alert('answer-link')) in Lisbon [Source 1]."
 )
 
-# Everything renderMarkdown is asked to render in the page: the hostile inputs of markdown.test.js, now through
+# What renderMarkdown is asked to render in the page: the hostile inputs of markdown.test.js, now through
 # DOMPurify and into a real DOM.
 HOSTILE = [
     "<img src=/hostile-1.png onerror=alert(1)>",
@@ -79,7 +81,7 @@ def watched(page: Page) -> dict[str, list]:
 
 
 def watch_for_unsafe_nodes(page: Page) -> None:
-    """From now on, any unsafe element that is ever added to the conversation, even for one frame while the answer
+    """From now on, any unsafe element ever added to the conversation, even for one frame while the answer
     streams, is kept in window.unsafeNodes."""
     page.evaluate(
         f"""() => {{
@@ -102,7 +104,8 @@ def test_render_markdown_formats_text_and_never_makes_markup_of_it(page: Page, s
     rendered = page.evaluate(
         f"""async (hostile) => {{
             const {{ renderMarkdown }} = await import('/assets/js/markdown.js');
-            const chip = (n) => Object.assign(document.createElement('button'), {{className: 'cite', textContent: n}});
+            const chip = (n) => Object.assign(
+                document.createElement('button'), {{className: 'cite', textContent: n}});
             const render = (text) => {{
                 const box = document.createElement('div');
                 box.append(renderMarkdown(text, chip));
@@ -110,7 +113,8 @@ def test_render_markdown_formats_text_and_never_makes_markup_of_it(page: Page, s
                 return box;
             }};
             const unsafe = {UNSAFE};
-            const list = render('- one **bold** [Source 1]\\n- two `code` *em* [Source 2]\\n\\nSee [Source 3].');
+            const list = render(
+                '- one **bold** [Source 1]\\n- two `code` *em* [Source 2]\\n\\nSee [Source 3].');
             const link = render('[the site](https://example.org) and [Source 4](https://example.org)');
             return {{
                 hostile: hostile.map((text) => {{
@@ -161,15 +165,16 @@ def test_a_hostile_document_and_answer_show_as_text_in_a_formatted_list(
 
     # The document's quoted evidence showed while the model wrote, its markup as text.
     evidence = page.evaluate("window.evidenceTexts")
-    assert any("<img src=/hostile-document.png onerror=alert('document')>" in text for text in evidence), evidence
+    document_markup = "<img src=/hostile-document.png onerror=alert('document')>"
+    assert any(document_markup in text for text in evidence), evidence
     streamed = page.evaluate("window.answerTexts")
     assert len(streamed) >= 3, "the answer did not render as it streamed"
 
     # The model's own markup showed as text while it streamed (whether its answer was then kept or replaced).
     assert any("<img src=/hostile-answer.png onerror=alert('answer')>" in text for text in streamed), streamed
 
-    # The answer, the model's list or the document's quotes (an extractive answer), is a list with a citation in
-    # each item, and no raw "- " markers; the markup of the document or of the model in it is text.
+    # The answer, the model's list or the document's quotes (an extractive answer), is a list with a citation
+    # in each item, and no raw "- " markers; the markup of the document or of the model in it is text.
     items = answer.locator(".answer-text ul > li")
     expect(items.first).to_be_visible()
     assert items.count() >= 2
@@ -177,7 +182,8 @@ def test_a_hostile_document_and_answer_show_as_text_in_a_formatted_list(
         expect(items.nth(index).locator(".cite")).to_have_count(1)
     shown = answer.locator(".answer-text").inner_text()
     assert not re.search(r"^\s*- ", shown, re.MULTILINE), shown
-    assert re.search(r"<img src=/hostile-(document|answer)\.png onerror=alert\('(document|answer)'\)>", shown), shown
+    markup = r"<img src=/hostile-(document|answer)\.png onerror=alert\('(document|answer)'\)>"
+    assert re.search(markup, shown), shown
 
     assert page.evaluate("window.unsafeNodes") == []
     assert page.evaluate(f"({UNSAFE})(document.getElementById('messages'))") == []

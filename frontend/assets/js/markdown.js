@@ -1,7 +1,7 @@
-// Answers and quoted evidence as formatted text (lists, emphasis, code, tables), never as markup from a model or a
-// document. Two layers: marked renders the markdown with raw HTML escaped into text, links kept only for
-// http(s)/mailto and images shown as their alt text; DOMPurify then keeps only an allow-list of tags and attributes
-// of what the browser parsed. [Source N] markers become the caller's citation chips afterwards, as DOM nodes.
+// Answers and quoted evidence as formatted text (lists, emphasis, code, tables), never as markup from a model
+// or a document. Two layers: marked renders the markdown with raw HTML escaped into text, links kept only for
+// http(s)/mailto and images shown as their alt text; DOMPurify then keeps only an allow-list of tags and
+// attributes of what the browser parsed. [Source N] markers become the caller's citation chips afterwards.
 import { Marked } from "../vendor/marked/marked.esm.js";
 import DOMPurify from "../vendor/dompurify/purify.es.mjs";
 import { splitCitations } from "./citations.js";
@@ -25,7 +25,7 @@ function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (character) => ESCAPES[character]);
 }
 
-// [Source N] is a token of its own, so a model's markdown cannot turn a citation into a link (`[Source 1](url)`).
+// [Source N] is a token of its own: markdown cannot make a citation a link (`[Source 1](url)`).
 const citation = {
   name: "citation",
   level: "inline",
