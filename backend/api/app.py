@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 
 # The UI's files are not versioned by name, so a browser must revalidate them (a cheap 304) to see a new release.
 _REVALIDATE = {"Cache-Control": "no-cache"}
+# The page shows text from models and documents. frontend/assets/js/markdown.js keeps markup out of it; should any
+# get through, the browser still runs no inline script or handler and loads nothing from another origin.
+_WEB_UI_POLICY = {
+    "Content-Security-Policy": "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
+}
 
 
 def create_app(
@@ -133,6 +139,6 @@ def _serve_web_ui(app: FastAPI, frontend_dir: Path) -> None:
 
     @app.get("/", include_in_schema=False)
     def web_ui() -> FileResponse:
-        return FileResponse(index, headers=_REVALIDATE)
+        return FileResponse(index, headers=_REVALIDATE | _WEB_UI_POLICY)
 
     app.mount("/assets", _RevalidatedFiles(directory=assets), name="assets")

@@ -68,8 +68,9 @@ def server(build_app_services, tmp_path_factory) -> Iterator[RunningServer]:
 
 @pytest.fixture
 def watched(page: Page) -> dict[str, list]:
-    """Dialogs (an alert that fired) and requests for the hostile images, recorded from the start."""
-    seen: dict[str, list] = {"dialogs": [], "requests": []}
+    """Dialogs (an alert that fired), requests for the hostile images and anything the page's Content Security
+    Policy blocked (the app itself must need nothing it forbids), recorded from the start."""
+    seen: dict[str, list] = {"dialogs": [], "requests": [], "blocked": []}
 
     def on_dialog(dialog) -> None:
         seen["dialogs"].append(dialog.message)
@@ -77,6 +78,8 @@ def watched(page: Page) -> dict[str, list]:
 
     page.on("dialog", on_dialog)
     page.on("request", lambda request: "hostile" in request.url and seen["requests"].append(request.url))
+    page.on("console", lambda message: "Content Security Policy" in message.text
+            and seen["blocked"].append(message.text))
     return seen
 
 
@@ -144,7 +147,7 @@ def test_render_markdown_formats_text_and_never_makes_markup_of_it(page: Page, s
     assert rendered["linkChips"] == ["4"]
     assert [text for *_, text in rendered["link"]] == ["the site", "https://example.org"]
     page.wait_for_timeout(300)  # time for an image request or an onerror, were there any
-    assert watched == {"dialogs": [], "requests": []}
+    assert watched == {"dialogs": [], "requests": [], "blocked": []}
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -188,7 +191,7 @@ def test_a_hostile_document_and_answer_show_as_text_in_a_formatted_list(
     assert page.evaluate("window.unsafeNodes") == []
     assert page.evaluate(f"({UNSAFE})(document.getElementById('messages'))") == []
     page.wait_for_timeout(300)
-    assert watched == {"dialogs": [], "requests": []}
+    assert watched == {"dialogs": [], "requests": [], "blocked": []}
 
     # Read back from history, it renders the same.
     item_count = items.count()
