@@ -1,5 +1,5 @@
-"""`axiom serve | ingest | search | ask | eval retrieval | groundedness | router | answerability` — the command
-line, over the same services as the API."""
+"""`axiom serve | ingest | search | ask | keys create | list | revoke | eval retrieval | groundedness | router |
+answerability` — the command line, over the same services as the API."""
 
 from __future__ import annotations
 
@@ -8,17 +8,21 @@ import json
 import logging
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from backend.config import Settings
 from backend.errors import AxiomError
+from backend.ids import ID_RULE
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from backend.api.app import create_app
+    from backend.api.auth import check_exposure
 
+    check_exposure(args.host, settings)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -96,6 +100,36 @@ def _print_answer(events) -> int:
     return 0
 
 
+def _keys_create(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.stores.users import UserStore
+
+    made = UserStore(settings.users_db_path).create_key(args.user)
+    print(f"API key {made.record.key_id} for {made.record.user} (shown only now; it is stored hashed):\n\n"
+          f"    {made.key}\n\nClients send it as `Authorization: Bearer {made.key}` (AXIOM_AUTH=api-key).")
+    return 0
+
+
+def _keys_list(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.stores.users import UserStore
+
+    print(f"{'KEY ID':<14}{'USER':<24}{'CREATED':<22}REVOKED")
+    for key in UserStore(settings.users_db_path).api_keys():
+        print(f"{key.key_id:<14}{key.user:<24}{_when(key.created_at):<22}{_when(key.revoked_at) or '-'}")
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.stores.users import UserStore
+
+    revoked = UserStore(settings.users_db_path).revoke(args.key_id)
+    print(f"API key {revoked.key_id} of {revoked.user} revoked: it no longer works.")
+    return 0
+
+
+def _when(timestamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp)) if timestamp is not None else ""
+
+
 def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
     from backend.eval.beir import load_beir
@@ -114,7 +148,8 @@ def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
 def _fresh_index(settings: Settings, work_dir: str) -> Settings:
     """The settings with every store in ``work_dir``: a fresh index every run. The embedding cache stays the
     user's, so re-running does not re-embed."""
-    stores = {"chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chats_db_path", "chroma_host", "data_dir"}
+    stores = {"chroma_path", "bm25_dir", "docstore_path", "memory_db_path", "chats_db_path", "users_db_path",
+              "chroma_host", "data_dir"}
     return Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
 
 
@@ -184,6 +219,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question")
     ask.set_defaults(run=_ask)
+
+    keys = commands.add_parser("keys", help="API keys, for AXIOM_AUTH=api-key")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    create = key_commands.add_parser("create", help="make a key for a user (made on their first key); shown once")
+    create.add_argument("--user", required=True, help=f"user name: {ID_RULE}")
+    create.set_defaults(run=_keys_create)
+    key_commands.add_parser("list", help="every key: id, user, created, revoked").set_defaults(run=_keys_list)
+    revoke = key_commands.add_parser("revoke", help="stop a key from working (it stays listed)")
+    revoke.add_argument("key_id", help="the key's id, from `axiom keys list`")
+    revoke.set_defaults(run=_keys_revoke)
 
     evaluate = commands.add_parser("eval", help="measure quality on public datasets")
     evals = evaluate.add_subparsers(dest="eval_command", required=True)
