@@ -96,9 +96,8 @@ class Chats:
         if user is None:
             return chat_id
         record = self._store.get(chat_id)
-        if record is None and not self._exists(chat_id):
-            return chat_id
-        if record is None or record.owner != user.user_id:
+        mine_or_free = record.owner == user.user_id if record is not None else not self._holds_anything(chat_id)
+        if not mine_or_free:
             raise _not_found(chat_id)
         return chat_id
 
@@ -132,10 +131,10 @@ class Chats:
             raise _not_found(chat_id)
         return contents
 
-    def _exists(self, chat_id: str) -> bool:
+    def _holds_anything(self, chat_id: str) -> bool:
+        """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""
         return bool(
-            self._store.get(chat_id) or self._documents.list(chat_id) or self._jobs.unfinished(chat_id)
-            or self._memory.has_conversation(chat_id)
+            self._documents.list(chat_id) or self._jobs.unfinished(chat_id) or self._memory.has_conversation(chat_id)
         )
 
     def rename(self, chat_id: str, title: str) -> Chat:

@@ -233,3 +233,12 @@ def test_a_user_deletes_their_own_chat(alice, bob):
     assert_error(bob.delete(f"/chats/{chat}"), 404, "NOT_FOUND")
     assert alice.delete(f"/chats/{chat}").json()["documents_deleted"] == 1
     assert_error(alice.get(f"/chat/{chat}/documents"), 404, "NOT_FOUND")
+
+
+def test_a_chat_made_while_keys_were_off_is_nobodys_and_cannot_be_claimed(server, alice):
+    server.services.ingestion.ingest("before-keys", *NOTES)  # as `axiom ingest` or an open server made it
+    assert_error(alice.get("/chat/before-keys/documents"), 404, "NOT_FOUND")
+    assert_error(upload(alice, "before-keys", NOTES), 404, "NOT_FOUND")
+    assert_error(alice.post("/chat/", json={"message": "hello", "chat_id": "before-keys"}), 404, "NOT_FOUND")
+    assert "before-keys" not in {chat["id"] for chat in alice.get("/chats").json()["chats"]}
+    assert server.services.chats.get("before-keys") is None
