@@ -31,7 +31,7 @@ def enter_key(page: Page, key: str) -> None:
     dialog.get_by_role("button", name="Continue").click()
 
 
-def test_the_key_is_asked_for_once_and_kept_for_the_session(page: Page, web, tmp_path):
+def test_the_key_is_asked_for_once_and_kept_for_the_session(page: Page, web, tmp_path, screenshot_dir):
     key = web.services.users.create_key("alice").key
     stranger = web.services.users.create_key("mallory").key
     page.goto(web.url)
@@ -43,6 +43,7 @@ def test_the_key_is_asked_for_once_and_kept_for_the_session(page: Page, web, tmp
 
     enter_key(page, "axk_not-a-key")
     expect(page.get_by_role("alert").filter(has_text="not accepted")).to_be_visible()
+    page.screenshot(path=screenshot_dir / "api-key.png")
     enter_key(page, key)
     expect(dialog).to_be_hidden()
     expect(page.locator(".chat-item").first).to_be_visible()
