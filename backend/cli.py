@@ -33,6 +33,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     services = build_services(settings)
     failures = 0
     try:
+        if args.user:
+            _give_chat(services, args.chat, args.user)
         for path in args.files:
             try:
                 result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
@@ -46,6 +48,18 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         services.close()
     return 1 if failures else 0
+
+
+def _give_chat(services, chat_id: str, user_name: str) -> None:
+    """The chat becomes ``user_name``'s (with AXIOM_AUTH=api-key only its owner reaches it): a new one, or one
+    without an owner; another user's is refused."""
+    from backend.errors import NotFound
+
+    user = services.users.user_named(user_name)
+    if user is None:
+        raise NotFound(f"No user is called {user_name}; `axiom keys create --user {user_name}` makes one.")
+    if services.chats.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
+        raise NotFound(f"Chat {chat_id} belongs to another user.", chat_id=chat_id)
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
@@ -201,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
     ingest.add_argument("--chat", required=True, help="chat id")
+    ingest.add_argument(
+        "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
+        "owner, and no user reaches it while keys are on",
+    )
     ingest.add_argument("files", nargs="+", type=Path)
     ingest.set_defaults(run=_ingest)
 

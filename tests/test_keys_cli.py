@@ -12,6 +12,7 @@ import pytest
 
 from backend.api.auth import UnprotectedServer, check_exposure, is_loopback
 from backend.config import Settings
+from backend.stores.chats import ChatStore
 from backend.stores.users import UserStore
 
 AXIOM = str(Path(sys.executable).with_name("axiom"))
@@ -76,3 +77,20 @@ def test_keys_on_without_any_key_warns(tmp_path: Path, caplog) -> None:
     with caplog.at_level(logging.WARNING):
         check_exposure("0.0.0.0", Settings(data_dir=tmp_path, auth="api-key"))
     assert "no API key yet" in caplog.text
+
+
+def test_ingest_for_a_user_gives_them_the_chat(tmp_path: Path) -> None:
+    notes = tmp_path / "axolotl.txt"
+    notes.write_text("Axolotls can regrow their limbs, their hearts and even parts of their brains.")
+    data_dir = tmp_path / "data"
+    users = UserStore(Settings(data_dir=data_dir).users_db_path)
+    users.create_key("alice"), users.create_key("bob")
+
+    ingested = axiom(data_dir, "ingest", "--chat", "notes", "--user", "alice", str(notes))
+    assert ingested.returncode == 0, ingested.stderr
+    assert ChatStore(Settings(data_dir=data_dir).chats_db_path).get("notes").owner == users.user_named("alice").user_id
+
+    refused = axiom(data_dir, "ingest", "--chat", "notes", "--user", "bob", str(notes))
+    assert refused.returncode == 2 and "belongs to another user" in refused.stderr
+    unknown = axiom(data_dir, "ingest", "--chat", "other", "--user", "carol", str(notes))
+    assert unknown.returncode == 2 and "axiom keys create --user carol" in unknown.stderr

@@ -54,12 +54,14 @@ class ChatStore:
         return record
 
     def claim(self, chat_id: str, owner: str, *, title: str) -> ChatRecord:
-        """The chat's record, made for ``owner`` if it had none; a record that exists keeps its owner (another
-        user's, when two claim the same new id at once: the caller compares)."""
+        """The chat's record, made for ``owner`` if it had none, or given to ``owner`` if it had no owner; a
+        record with an owner keeps it (another user's, when two claim the same new id at once: the caller
+        compares)."""
         now = time.time()
         with self._db.transaction() as db:
             db.execute(
-                f"INSERT INTO chats ({_COLUMNS}) VALUES (?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
+                f"INSERT INTO chats ({_COLUMNS}) VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET owner=excluded.owner"
+                " WHERE chats.owner IS NULL",
                 (_chat(chat_id), title, now, now, owner),
             )
             row = db.execute(f"SELECT {_COLUMNS} FROM chats WHERE id=?", (chat_id,)).fetchone()

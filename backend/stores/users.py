@@ -81,6 +81,10 @@ class UserStore:
             db.execute("INSERT INTO api_keys VALUES (?,?,?,?,NULL)", (key_id, user_id, hash_key(key), now))
         return NewApiKey(ApiKeyRecord(key_id, name, now, None), key)
 
+    def user_named(self, name: str) -> User | None:
+        row = self._db.connection().execute("SELECT user_id, name FROM users WHERE name=?", (name,)).fetchone()
+        return User(*row) if row else None
+
     def user_of(self, key: str) -> User | None:
         """The user a key belongs to; None for an unknown or revoked key."""
         row = self._db.connection().execute(

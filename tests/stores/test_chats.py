@@ -99,3 +99,8 @@ def test_a_claim_keeps_the_first_owner(chats: ChatStore) -> None:
     assert chats.claim("shared-id", "bob", title="shared-id").owner == "alice"
     renamed = chats.rename("shared-id", "Alice's")
     assert (renamed.title, renamed.owner) == ("Alice's", "alice")
+
+
+def test_a_claim_gives_a_chat_without_an_owner(chats: ChatStore) -> None:
+    chats.rename("before-keys", "Made with keys off")
+    assert chats.claim("before-keys", "alice", title="before-keys").owner == "alice"
