@@ -30,6 +30,7 @@ from backend.stores.chroma import ChromaStore
 from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
+from backend.stores.users import UserStore
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Services:
     pipeline: RAGPipeline
     reader: DocumentReader
     jobs: JobStore  # background ingestion jobs, beside the documents they make
+    users: UserStore  # API keys and who they belong to (used when AXIOM_AUTH=api-key)
 
     def close(self) -> None:
         self.reader.close()
@@ -131,7 +133,7 @@ def build_services(
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
         ChatStore(settings.chats_db_path), llm, RAGPipeline(deps), reader,
-        JobStore(settings.docstore_path),
+        JobStore(settings.docstore_path), UserStore(settings.users_db_path),
     )
 
 

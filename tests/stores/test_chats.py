@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,31 @@ def test_invalid_chat_ids_are_refused(chats: ChatStore, call, chat_id: str) -> N
 
     assert refused.value.details["field"] == "chat_id"
     assert chats.list() == []
+
+
+def test_a_file_from_before_owners_gains_the_column_and_keeps_its_chats(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    with sqlite3.connect(db_path) as old:
+        old.execute("CREATE TABLE chats (id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL,"
+                    " updated_at REAL NOT NULL)")
+        old.execute("INSERT INTO chats VALUES ('old', 'Old chat', 1.0, 2.0)")
+    old.close()
+
+    chats = ChatStore(db_path)
+
+    assert chats.get("old") == ChatRecord("old", "Old chat", 1.0, 2.0, owner=None)
+    mine = chats.create("Mine", owner="u1")
+    assert [record.id for record in chats.list(owner="u1")] == [mine.id]
+    assert {record.id for record in chats.list()} == {"old", mine.id}
+
+
+def test_a_claim_keeps_the_first_owner(chats: ChatStore) -> None:
+    assert chats.claim("shared-id", "alice", title="shared-id").owner == "alice"
+    assert chats.claim("shared-id", "bob", title="shared-id").owner == "alice"
+    renamed = chats.rename("shared-id", "Alice's")
+    assert (renamed.title, renamed.owner) == ("Alice's", "alice")
+
+
+def test_a_claim_gives_a_chat_without_an_owner(chats: ChatStore) -> None:
+    chats.rename("before-keys", "Made with keys off")
+    assert chats.claim("before-keys", "alice", title="before-keys").owner == "alice"
