@@ -15,7 +15,7 @@ from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_
 from backend.ingest.loaders.text import corrupt, pages_with_text
 from backend.models import Page
 
-_KIND = "EPUB book"
+_KIND = "book in EPUB format"
 _CONTAINER_PART = "META-INF/container.xml"
 _CONTAINER_NS = {"c": "urn:oasis:names:tc:opendocument:xmlns:container"}
 _OPF_NS = {"opf": "http://www.idpf.org/2007/opf"}
@@ -25,7 +25,7 @@ _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
 def load_epub(name: str, data: bytes) -> list[Page]:
     if not data.startswith(ZIP_MAGIC):
-        raise UnsupportedFileType(f"“{name}” is named .epub but is not an EPUB book.", filename=name)
+        raise UnsupportedFileType(f"“{name}” is named .epub but is not a book in EPUB format.", filename=name)
     with open_package(name, data, _KIND, _CONTAINER_PART) as archive:
         markup = [part for part in archive.namelist() if part.endswith((".xml", ".opf", ".xhtml", ".html", ".htm"))]
         check_element_count(name, _KIND, archive, markup, too_many="chapters and other parts")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from lxml import etree
 
@@ -37,17 +37,21 @@ def open_package(name: str, data: bytes, kind: str, required_part: str) -> zipfi
         )
     if sum(member.file_size for member in members) > MAX_EXPANDED_BYTES:
         raise too_complex(
-            name, f"expands to more than {MAX_EXPANDED_BYTES // 2**20} MB when unpacked, more than a document may use"
+            name, f"expands to more than {MAX_EXPANDED_BYTES // 2**20} MB when unpacked, more than a document may hold"
         )
     return archive
 
 
-def iter_part_elements(name: str, kind: str, archive: zipfile.ZipFile, part: str) -> Iterator[etree._Element]:
-    """Each element of ``part`` as its end tag is read (with its attributes and children), then dropped: memory
-    stays constant however large the part is. Entities are not expanded."""
+def iter_part_elements(
+    name: str, kind: str, archive: zipfile.ZipFile, part: str, tags: Sequence[str] | None = None
+) -> Iterator[etree._Element]:
+    """Each element of ``part`` (of ``tags`` only, when given: lxml then skips the others without a Python call) as
+    its end tag is read, with its attributes and children, then dropped: memory stays constant however large the
+    part is. Entities are not expanded."""
     try:
         with archive.open(part) as stream:
-            for _, element in etree.iterparse(stream, events=("end",), resolve_entities=False, no_network=True):
+            elements = etree.iterparse(stream, events=("end",), tag=tags, resolve_entities=False, no_network=True)
+            for _, element in elements:
                 yield element
                 element.clear(keep_tail=True)
                 while element.getprevious() is not None:  # drop finished siblings, or the tree still grows

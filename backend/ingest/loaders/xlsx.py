@@ -11,7 +11,6 @@ import io
 import zipfile
 
 import openpyxl
-from lxml import etree
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string, range_boundaries
 
 from backend.errors import AxiomError, UnreadableDocument, UnsupportedFileType
@@ -33,6 +32,9 @@ _SHARED_STRINGS_PART = "xl/sharedStrings.xml"
 # openpyxl pads each row it returns to the row's last column; a sheet's rows times that width is what reading it
 # costs, even where the cells are empty. 20 M is a second or two.
 _MAX_SHEET_GRID = 20_000_000
+# What a sheet's size is read from (in any namespace: transitional or strict OOXML). A cell's value, formula or
+# inline text is inside its <c>, so counting cells bounds the rest.
+_SHEET_TAGS = ("{*}c", "{*}row", "{*}dimension")
 
 
 def load_xlsx(name: str, data: bytes) -> list[Page]:
@@ -84,9 +86,9 @@ def _check_workbook_size(name: str, archive: zipfile.ZipFile) -> None:
         if not (part.startswith("xl/worksheets/") and part.endswith(".xml")):
             continue
         grid = column = last_column = 0
-        for element in iter_part_elements(name, _KIND, archive, part):
+        for element in iter_part_elements(name, _KIND, archive, part, tags=_SHEET_TAGS):
             elements += 1
-            tag = etree.QName(element).localname
+            tag = element.tag.rpartition("}")[2]
             if tag == "c":
                 reference = element.get("r")
                 column = _column_index(reference) if reference else column + 1
