@@ -184,11 +184,7 @@ def test_xlsx_with_cells_spread_over_the_widest_rows_is_refused() -> None:
     16,384 values."""
     rows = "".join(f'<row r="{row}"><c r="XFD{row}"><v>1</v></c></row>' for row in range(1, 2001))
 
-    def spread(xml: str) -> str:
-        xml = re.sub(r"<dimension[^>]*/>", "", xml)
-        return re.sub(r"<sheetData>.*</sheetData>", f"<sheetData>{rows}</sheetData>", xml, flags=re.S)
-
-    refusal = _refusal("spread.xlsx", documents.replace_part(documents.workbook(), "xl/worksheets/sheet1.xml", spread))
+    refusal = _refusal("spread.xlsx", _workbook_with_rows(rows, dimension=False))
 
     assert refusal.reason == TOO_COMPLEX and "more rows and columns" in refusal.message
 
@@ -196,12 +192,20 @@ def test_xlsx_with_cells_spread_over_the_widest_rows_is_refused() -> None:
 def test_xlsx_with_too_many_filled_cells_is_refused() -> None:
     rows = "".join(f'<row r="{row}">' + '<c t="n"><v>7</v></c>' * 100 + "</row>" for row in range(1, 5002))
 
-    def fill(xml: str) -> str:
-        return re.sub(r"<sheetData>.*</sheetData>", f"<sheetData>{rows}</sheetData>", xml, flags=re.S)
-
-    refusal = _refusal("full.xlsx", documents.replace_part(documents.workbook(), "xl/worksheets/sheet1.xml", fill))
+    refusal = _refusal("full.xlsx", _workbook_with_rows(rows))
 
     assert refusal.reason == TOO_COMPLEX and "500,000 filled cells" in refusal.message
+
+
+def _workbook_with_rows(rows: str, dimension: bool = True) -> bytes:
+    """The test workbook with its first sheet's rows replaced by ``rows`` (XML), and without its declared
+    dimension unless ``dimension``."""
+
+    def replace(xml: str) -> str:
+        xml = xml if dimension else re.sub(r"<dimension[^>]*/>", "", xml)
+        return re.sub(r"<sheetData>.*</sheetData>", f"<sheetData>{rows}</sheetData>", xml, flags=re.DOTALL)
+
+    return documents.replace_part(documents.workbook(), "xl/worksheets/sheet1.xml", replace)
 
 
 # --- CSV ----------------------------------------------------------------------------------------------------------
