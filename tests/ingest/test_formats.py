@@ -328,3 +328,10 @@ def test_epub_with_a_broken_package_is_corrupt() -> None:
 
     assert _refusal("broken.epub", broken).reason == CORRUPT
     assert _refusal("cut.epub", book[: len(book) // 2]).reason == CORRUPT
+
+
+def test_the_unsupported_type_error_names_the_new_types() -> None:
+    with pytest.raises(UnsupportedFileType) as raised:
+        load_document("slides.key", b"anything")
+
+    assert all(extension in raised.value.message for extension in (".pptx", ".xlsx", ".csv", ".html", ".epub"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import copy
+import logging
 import re
 
 import lxml.html
@@ -21,6 +22,9 @@ from backend.ingest.loaders.package import too_complex
 from backend.ingest.loaders.plain import decode_text
 from backend.ingest.loaders.text import pages_with_text
 from backend.models import Page
+
+# trafilatura warns "discarding data: None" for every page too short to be an article, which is not news here.
+logging.getLogger("trafilatura.core").setLevel(logging.ERROR)
 
 MAX_HTML_BYTES = 10 * 1024 * 1024
 MAX_HTML_ELEMENTS = 30_000
