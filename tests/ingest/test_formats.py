@@ -149,6 +149,18 @@ def test_xlsx_with_numbers_in_its_first_row_labels_columns_by_letter() -> None:
     }
 
 
+def test_xlsx_title_rows_above_the_table_are_not_its_header() -> None:
+    book = openpyxl.Workbook()
+    for row in (["Quarterly report"], [], ["Region", "Sales"], ["North", 1200]):
+        book.active.append(row)
+    buffer = io.BytesIO()
+    book.save(buffer)
+
+    assert _texts(load_document("report.xlsx", buffer.getvalue())) == {
+        1: "Sheet: Sheet\nQuarterly report\nRegion: North; Sales: 1200"
+    }
+
+
 def test_xlsx_without_cells_is_no_text() -> None:
     buffer = io.BytesIO()
     openpyxl.Workbook().save(buffer)

@@ -39,7 +39,8 @@ class CellBudget:
 
 def sheet_text(rows: Iterable[Sequence[object]], budget: CellBudget, header_row: bool | None = None) -> str:
     """The sheet's non-empty rows, one a line, each value labelled with its column's header. The first non-empty
-    row is the header when ``header_row`` is True or, when it is None, when none of its values is a number."""
+    row is the header when ``header_row`` is True; when it is None, the first row of more than one value is, unless
+    one of its values is a number (rows of one value above it are titles, kept as they are)."""
     lines: list[str] = []
     headers: list[str] | None = None
     for row in rows:
@@ -48,6 +49,9 @@ def sheet_text(rows: Iterable[Sequence[object]], budget: CellBudget, header_row:
         if not filled:
             continue
         budget.spend(filled)
+        if headers is None and header_row is None and filled == 1:  # a title above the table, not its header
+            lines.append(next(value for value in values if value))
+            continue
         if headers is None:
             is_header = header_row if header_row is not None else not any(map(_is_number, values))
             headers = values if is_header else []
