@@ -1,7 +1,8 @@
 """Turn an uploaded file's bytes into pages of clean text.
 
-The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, .pptx, .xlsx, .csv, .tsv, .html,
-.htm, .xhtml, .epub, any case); the content decides whether it really is that type. Every failure is a typed, user-readable error:
+The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, .pptx, .xlsx, .csv, .tsv,
+.html, .htm, .xhtml, .epub, any case); the content decides whether it really is that type. Every failure is a
+typed, user-readable error:
 
 - unknown extension, or content of another kind than the extension claims (a PNG named .pdf, a zip without
   ``word/document.xml`` named .docx, binary data named .txt) → ``UnsupportedFileType``: whatever its name says,
@@ -15,7 +16,8 @@ The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .doc
 - parses but yields no readable text (scanned pages; a PDF text layer that decodes to mojibake) → ``NO_TEXT``.
 
 PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
-its "pages" are the stretches between explicit page breaks and page-starting section breaks.
+its "pages" are the stretches between explicit page breaks and page-starting section breaks. A PPTX slide, an
+XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
 """
 
 from __future__ import annotations
