@@ -74,8 +74,9 @@ def html_main_text(name: str, html: str | bytes) -> str:
     )
     # A short page can fall below what trafilatura calls an article; its whole text is then what there is.
     text = extracted or trafilatura.html2txt(whole_page) or ""
-    # trafilatura takes a page's leading heading for its title and leaves it out of the text: put it back.
-    return f"# {title}\n\n{text}" if text and title and title not in text else text
+    # trafilatura can take a page's leading heading for its title and leave it out: a text that does not start
+    # with a heading gets it back.
+    return f"# {title}\n\n{text}" if text and title and not text.startswith("#") and title not in text else text
 
 
 def _decode_html(name: str, data: bytes) -> str:
