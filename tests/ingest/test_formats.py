@@ -9,6 +9,7 @@ import re
 import zipfile
 
 import openpyxl
+import pptx
 import pytest
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
@@ -57,8 +58,6 @@ def test_pptx_slides_are_pages_with_title_body_tables_groups_and_speaker_notes()
 
 
 def test_pptx_without_text_is_no_text() -> None:
-    import pptx
-
     presentation = pptx.Presentation()
     presentation.slides.add_slide(presentation.slide_layouts[6])
     buffer = io.BytesIO()
