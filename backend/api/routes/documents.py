@@ -29,6 +29,7 @@ from backend.api.schemas import (
     UploadResponse,
     error_responses,
 )
+from backend.ingest.loaders import FILE_TYPES_BY_EXTENSION
 
 router = APIRouter(tags=["documents"])
 
@@ -57,7 +58,8 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
     files.update(minItems=1, maxItems=max_files)
     files["items"]["maxLength"] = max_file_bytes
     files["description"] = (
-        f"1 to {max_files} PDF, TXT, MD or DOCX files of at most {max_file_bytes} bytes each (413 when larger); "
+        f"1 to {max_files} files ({', '.join(FILE_TYPES_BY_EXTENSION)}) of at most {max_file_bytes} bytes each "
+        "(413 when larger); "
         "the type is judged by content (415 when unsupported, 422 when unreadable)"
     )
 
