@@ -3,6 +3,7 @@ a data directory written by the release before the shared database."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, func, inspect, select, text
 
 from backend.config import Settings
+from backend.errors import DatabaseUnavailable
 from backend.models import Parent
 from backend.stores.chats import ChatRecord, ChatStore
 from backend.stores.database import SQLITE_FILE, create_database_engine, database_url, migrate, open_database
@@ -40,6 +42,19 @@ def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgre
 def test_an_engine_axiom_does_not_run_on_is_refused_at_start_up(url: str) -> None:
     with pytest.raises(ValidationError, match="postgresql://"):
         Settings(database_url=url)
+
+
+def test_a_database_that_cannot_be_reached_is_named_at_start_up_without_its_password() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(database_url=f"postgresql://axiom:hunter2@127.0.0.1:{port}/axiom")
+
+    with pytest.raises(DatabaseUnavailable) as refused:
+        open_database(settings)
+
+    assert f"postgresql+psycopg://axiom:***@127.0.0.1:{port}/axiom" in refused.value.message
+    assert "hunter2" not in refused.value.message and "AXIOM_DATABASE_URL" in refused.value.message
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
