@@ -138,7 +138,8 @@ def build_services(
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(database), llm, RAGPipeline(deps), reader, JobStore(database), UserStore(database), database,
+        ChatStore(database), llm, RAGPipeline(deps), reader, JobStore(database), UserStore(database),
+        database,
     )
 
 
