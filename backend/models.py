@@ -7,16 +7,18 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """Text of one page (PDF) or one section (TXT, MD, DOCX); ``number`` is 1-based."""
+    """Text of one page (PDF, image) or one section (TXT, MD, DOCX); ``number`` is 1-based. ``ocr``: the text was
+    recognised in the page's image (Tesseract), not read from a text layer."""
 
     number: int
     text: str
+    ocr: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class LoadedDocument:
     filename: str
-    file_type: str  # "pdf" | "txt" | "md" | "docx"
+    file_type: str  # "pdf" | "txt" | "md" | "docx" | "image"
     pages: tuple[Page, ...]
 
 
@@ -29,6 +31,7 @@ class Parent:
     filename: str
     page: int
     text: str
+    ocr: bool = False  # its page's text was recognised (OCR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,7 @@ class Chunk:
     filename: str
     page: int
     text: str
+    ocr: bool = False  # its page's text was recognised (OCR)
 
 
 @dataclass(frozen=True, slots=True)
