@@ -4,12 +4,19 @@ PDF pages are rendered with PDFium (pypdfium2) in greyscale at ``dpi``; a page o
 ``max_megapixels`` is scaled down first (one shared scan is a 30-inch page: 81 Mpx at 300 dpi), which bounds both the
 memory of this process and that of Tesseract. The shared two-column brochure scan measures 0.97 word accuracy at
 300 dpi with English alone; adding French and German took 60 % longer for nothing (docs/benchmarks.md).
+
+Tesseract reads anything as text in its languages: a chart, or Chinese with English data, comes out as junk
+("SRAMBARAAFA (£0) APRA?"). Its own word confidences tell: on the shared scans, pages of text average 93-95, charts
+and scripts it has no data for 31-42. A page averaging below ``_MIN_MEAN_CONFIDENCE`` is taken as showing no text.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
+import statistics
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +29,10 @@ from backend.errors import UnreadableDocument
 
 # (pages recognised so far, pages to recognise in the file)
 PageProgress = Callable[[int, int], None]
+
+# Between the junk pages (31-42) and the text pages (93-95) of the shared scans; the lowest text page measured, 65, is
+# a test pattern of a few large words ("9000x9000 pixels at 300 DPI").
+_MIN_MEAN_CONFIDENCE = 55.0
 
 INSTALL_HINT = "scripts/install-tesseract.sh, or on Debian and Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng"
 
@@ -56,24 +67,28 @@ class Recogniser:
         return page.render(scale=scale, grayscale=True).to_pil()
 
     def recognise(self, image: Image.Image) -> str:
+        """The page's text, or "" when Tesseract is not confident it is text (see the module's docstring)."""
         shrink = _shrink_to_fit(image.width * image.height, self._options)
         if shrink < 1:
             image = image.resize((max(1, int(image.width * shrink)), max(1, int(image.height * shrink))))
-        text = self._tesseract(image)
+        text, words = self._tesseract(image)
         self._done += 1
         self._report()
-        return text
+        confidences = _word_confidences(words)
+        return text if confidences and statistics.mean(confidences) >= _MIN_MEAN_CONFIDENCE else ""
 
-    def _tesseract(self, image: Image.Image) -> str:
+    def _tesseract(self, image: Image.Image) -> tuple[str, str]:
+        """The page's text, and its words with their confidences (Tesseract's TSV), from one run."""
         # Tesseract's OpenMP threads spin against each other on a busy machine: one page of the brochure took 14.3 s
         # with its default threads and 2.3 s with one, on 2 shared cores. A value set by the operator is kept.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
         # pytesseract reads the program from a module attribute; every call sets it, so each sees its own options.
         pytesseract.pytesseract.tesseract_cmd = self._options.tesseract
         try:
-            return pytesseract.image_to_string(
-                image, lang=self._options.languages, timeout=self._options.page_seconds
+            text, words = pytesseract.run_and_get_multiple_output(
+                image, ["txt", "tsv"], lang=self._options.languages, timeout=self._options.page_seconds
             )
+            return text, words
         except OSError as error:  # TesseractNotFoundError, or a path that is not a program
             raise tesseract_missing(self._name, self._options.tesseract) from error
         except pytesseract.TesseractError as error:
@@ -90,6 +105,11 @@ class Recogniser:
     def _report(self) -> None:
         if self._on_page is not None:
             self._on_page(self._done, self._total)
+
+
+def _word_confidences(tsv: str) -> list[float]:
+    rows = csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
+    return [float(row["conf"]) for row in rows if (row.get("text") or "").strip() and float(row["conf"]) >= 0]
 
 
 def _shrink_to_fit(pixels: float, options: OcrOptions) -> float:

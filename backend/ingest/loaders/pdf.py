@@ -117,7 +117,12 @@ def _recognise_pages_without_text(
     try:
         pages = {number: page for number in numbers if _has_content(page := document[number - 1])}
         recogniser.expect(len(pages))
-        return {number: recogniser.recognise(recogniser.render(page)) for number, page in pages.items()}
+        recognised = {number: recogniser.recognise(recogniser.render(page)) for number, page in pages.items()}
+        # Where nothing was recognised, a short text layer (a date on a scanned page) stays; a garbled one does not.
+        return {
+            number: text for number, text in recognised.items()
+            if text.strip() or _looks_garbled(texts[number - 1] or "")
+        }
     except UnreadableDocument as error:
         readable = len(texts) - texts.count(None) - len(numbers)
         if error.reason != UnreadableDocument.OCR_UNAVAILABLE or not readable:
