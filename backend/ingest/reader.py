@@ -36,6 +36,7 @@ from backend.ingest.loaders import (
     base_filename,
     count_pages_to_recognise,
     load_document,
+    may_need_recognition,
 )
 from backend.memory import release_free_memory
 from backend.models import LoadedDocument
@@ -115,6 +116,8 @@ class DocumentReader:
 
     def pages_to_recognise(self, filename: str, data: bytes) -> int:
         """How many pages of the file need text recognition (a quick look in a worker); 0 when unsure."""
+        if not may_need_recognition(filename):
+            return 0
         future = self._pool.schedule(count_pages_to_recognise, args=(filename, data), timeout=_COUNT_SECONDS)
         try:
             return future.result()

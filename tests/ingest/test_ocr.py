@@ -7,7 +7,9 @@ the program's path at a file that does not exist.
 from __future__ import annotations
 
 import io
+import struct
 import threading
+import zlib
 from pathlib import Path
 
 import pypdfium2
@@ -146,6 +148,26 @@ def test_a_truncated_image_is_corrupt(pdfs):
     with pytest.raises(UnreadableDocument) as raised:
         load_document("cut.png", png[: len(png) // 2])
     assert raised.value.reason == UnreadableDocument.CORRUPT
+
+
+def _png_header_only(width: int, height: int) -> bytes:
+    """A PNG that declares ``width`` × ``height`` pixels (its pixel data is never reached)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    chunk = struct.pack(">I", len(header)) + b"IHDR" + header + struct.pack(">I", zlib.crc32(b"IHDR" + header))
+    return b"\x89PNG\r\n\x1a\n" + chunk + struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND"))
+
+
+@pytest.mark.parametrize(("width", "height"), [(20_000, 20_000), (10_000, 10_000)], ids=["bomb", "over-the-limit"])
+def test_an_image_with_too_many_pixels_is_refused_before_it_is_decoded(width, height):
+    with pytest.raises(UnreadableDocument) as raised:
+        load_document("huge.png", _png_header_only(width, height))
+    assert raised.value.reason == UnreadableDocument.TOO_COMPLEX and "megapixels" in raised.value.message
+
+
+def test_a_file_with_too_many_pages_to_recognise_is_refused(pdfs):
+    with pytest.raises(UnreadableDocument) as raised:
+        load_document(MIXED, (pdfs / MIXED).read_bytes(), ocr=OcrOptions(max_pages=4))
+    assert raised.value.reason == UnreadableDocument.TOO_COMPLEX and "5 pages to recognise" in raised.value.message
 
 
 # --- without Tesseract ----------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from backend.models import LoadedDocument, Page
 
 __all__ = [
     "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "count_pages_to_recognise",
-    "load_document", "normalise_text",
+    "load_document", "may_need_recognition", "normalise_text",
 ]
 
 FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
@@ -78,12 +78,20 @@ def load_document(
     return LoadedDocument(filename=name, file_type=file_type, pages=tuple(pages))
 
 
+def may_need_recognition(filename: str) -> bool:
+    """Whether a file of this name could have pages to recognise (a PDF or an image), judged by its name alone."""
+    return _claimed_type(filename) in _PAGES_TO_RECOGNISE
+
+
 def count_pages_to_recognise(filename: str, data: bytes) -> int:
     """A cheap estimate of how many pages of the file need text recognition (0 for a file that does not, or that
     will fail to load), to decide whether reading it is long enough to be a background job."""
-    extension = PurePosixPath(base_filename(filename)).suffix.lower()
-    count = _PAGES_TO_RECOGNISE.get(FILE_TYPES_BY_EXTENSION.get(extension, ""))
+    count = _PAGES_TO_RECOGNISE.get(_claimed_type(filename))
     return count(data) if count is not None else 0
+
+
+def _claimed_type(filename: str) -> str | None:
+    return FILE_TYPES_BY_EXTENSION.get(PurePosixPath(base_filename(filename)).suffix.lower())
 
 
 def base_filename(filename: str) -> str:

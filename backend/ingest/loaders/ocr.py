@@ -44,6 +44,9 @@ class OcrOptions:
     dpi: int = 300
     max_megapixels: float = 25.0
     page_seconds: float = 60.0  # one page taking longer is given up
+    # Each page to recognise extends a file's time limit, so the pages themselves are bounded: a TIFF of 100,000
+    # one-pixel frames would otherwise keep a reader busy for hours. 1,000 pages take about an hour on 2 cores.
+    max_pages: int = 1000
 
 
 class Recogniser:
@@ -58,6 +61,12 @@ class Recogniser:
 
     def expect(self, pages: int) -> None:
         """Announces how many pages will be recognised (a reader extends the file's time limit by them)."""
+        if pages > self._options.max_pages:
+            raise UnreadableDocument(
+                f"“{self._name}” has {pages:,} pages to recognise (OCR), more than the {self._options.max_pages:,} "
+                "one file may have. Split it into smaller documents and upload those.",
+                reason=UnreadableDocument.TOO_COMPLEX, filename=self._name,
+            )
         self._total = pages
         self._report()
 
