@@ -27,7 +27,7 @@ from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
 from backend.errors import AxiomError, Cancelled, UnreadableDocument
 from backend.ingest.loaders import (
@@ -88,7 +88,7 @@ class DocumentReader:
             progress_in_worker.close()
 
     def _await(
-        self, future, filename: str, progress: Connection, page_seconds: float,
+        self, future: ProcessFuture, filename: str, progress: Connection, page_seconds: float,
         cancelled: threading.Event | None, on_page: PageProgress | None,
     ) -> LoadedDocument:
         watch = _ReadProgress(progress, on_page)
