@@ -179,10 +179,10 @@ class Settings(BaseSettings):
     ocr_tesseract_path: str = Field(
         "tesseract", description="The Tesseract program: a name looked up on PATH, or a path"
     )
-    # English alone measured best on the shared scans (0.967 word accuracy, 2.3 s a page); eng+fra+deu read the same
-    # brochure at 0.966 in 60 % more time (docs/benchmarks.md).
+    # English alone measured best on the shared scans (0.964 word accuracy on the brochure, 2.1-2.3 s a page on a quiet
+    # machine); eng+fra+deu read it no better in 50-60 % more time (docs/benchmarks.md).
     ocr_languages: str = Field(
-        "eng", pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$",
+        "eng", pattern=r"^[A-Za-z_/]+(\+[A-Za-z_/]+)*$",
         description="Tesseract languages to recognise, joined by '+' (e.g. eng+fra); each needs its "
         "tesseract-ocr-<lang> package",
     )

@@ -2,8 +2,8 @@
 
 PDF pages are rendered with PDFium (pypdfium2) in greyscale at ``dpi``; a page or an image larger than
 ``max_megapixels`` is scaled down first (one shared scan is a 30-inch page: 81 Mpx at 300 dpi), which bounds both the
-memory of this process and that of Tesseract. The shared two-column brochure scan measures 0.97 word accuracy at
-300 dpi with English alone; adding French and German took 60 % longer for nothing (docs/benchmarks.md).
+memory of this process and that of Tesseract. The shared two-column brochure scan measures 0.964 word accuracy at
+300 dpi with English alone; adding French and German took 50-60 % longer for nothing (docs/benchmarks.md).
 
 Tesseract reads anything as text in its languages: a chart, or Chinese with English data, comes out as junk
 ("SRAMBARAAFA (£0) APRA?"). Its own word confidences tell: on the shared scans, pages of text average 93-95, charts
