@@ -52,8 +52,8 @@ class ReaderLimits:
     seconds: float = 300.0  # plus OcrOptions.page_seconds for each page to recognise
 
 
-# Counting the pages to recognise takes 0.1 s for 400 pages; one that takes long is answered "none" (the read itself
-# has the real limits).
+# Counting the pages to recognise takes 0.1 s for 400 pages; one that takes long is answered "none" (the read
+# itself has the real limits).
 _COUNT_SECONDS = 30.0
 # How often a read looks at its progress, its time limit and its cancel event.
 _POLL_SECONDS = 0.2

@@ -19,8 +19,8 @@ from backend.ingest.loaders.text import corrupt, pages_with_text
 from backend.models import Page
 
 IMAGE_FORMATS = ["PNG", "JPEG", "TIFF", "WEBP"]
-# Pillow refuses images past twice this many pixels as decompression bombs; half of its default (178 Mpx) is still
-# a 30-inch page at 300 dpi, and keeps the decoded frame inside a reader process's memory.
+# Pillow refuses images past twice this many pixels as decompression bombs; half of its default (178 Mpx) is
+# still a 30-inch page at 300 dpi, and keeps the decoded frame inside a reader process's memory.
 _MAX_IMAGE_PIXELS = 89_478_485
 
 

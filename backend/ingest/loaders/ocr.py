@@ -31,11 +31,11 @@ from backend.errors import UnreadableDocument
 # (pages recognised so far, pages to recognise in the file)
 PageProgress = Callable[[int, int], None]
 
-# Between the junk pages (31-42) and the text pages (93-95) of the shared scans; the lowest text page measured, 65, is
-# a test pattern of a few large words ("9000x9000 pixels at 300 DPI").
+# Between the junk pages (31-42) and the text pages (93-95) of the shared scans; the lowest text page
+# measured, 65, is a test pattern of a few large words ("9000x9000 pixels at 300 DPI").
 _MIN_MEAN_CONFIDENCE = 55.0
 
-INSTALL_HINT = "scripts/install-tesseract.sh, or on Debian and Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng"
+_INSTALL_HINT = "scripts/install-tesseract.sh, or on Debian and Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +45,9 @@ class OcrOptions:
     dpi: int = 300
     max_megapixels: float = 25.0
     page_seconds: float = 60.0  # one page taking longer is given up
-    # Each page to recognise extends a file's time limit, so the pages themselves are bounded: a TIFF of 100,000
-    # one-pixel frames would otherwise keep a reader busy for hours. 1,000 pages take about an hour on 2 cores.
+    # Each page to recognise extends a file's time limit, so the pages themselves are bounded: a TIFF of
+    # 100,000 one-pixel frames would otherwise keep a reader busy for hours. 1,000 pages take about an hour on
+    # 2 cores.
     max_pages: int = 1000
 
 
@@ -89,23 +90,27 @@ class Recogniser:
 
     def _tesseract(self, image: Image.Image) -> tuple[str, str]:
         """The page's text, and its words with their confidences (Tesseract's TSV), from one run."""
-        # Tesseract's OpenMP threads spin against each other on a busy machine: one page of the brochure took 14.3 s
-        # with its default threads and 2.3 s with one, on 2 shared cores. A value set by the operator is kept.
+        # Handed over as an uncompressed PGM: pytesseract would write a PNG, whose compression took 0.27 s of
+        # a 2-3 s page (PGM: 0.03 s).
+        with tempfile.NamedTemporaryFile(prefix="axiom-ocr-", suffix=".pgm") as page_file:
+            image.convert("L").save(page_file, format="PPM")
+            page_file.flush()
+            return self._run_tesseract(page_file.name)
+
+    def _run_tesseract(self, image_path: str) -> tuple[str, str]:
+        # Tesseract's OpenMP threads spin against each other on a busy machine: one page of the brochure took
+        # 14.3 s with its default threads and 2.3 s with one, on 2 shared cores. A value set by the operator
+        # is kept.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-        # pytesseract reads the program from a module attribute; every call sets it, so each sees its own options.
+        # pytesseract reads the program from a module attribute; every call sets it, so each sees its own
+        # options.
         pytesseract.pytesseract.tesseract_cmd = self._options.tesseract
         try:
-            # Handed over as an uncompressed PGM: pytesseract would write a PNG, whose compression took 0.27 s of
-            # a 2-3 s page (PGM: 0.03 s).
-            with tempfile.NamedTemporaryFile(prefix="axiom-ocr-", suffix=".pgm") as page_file:
-                image.convert("L").save(page_file, format="PPM")
-                page_file.flush()
-                text, words = pytesseract.run_and_get_multiple_output(
-                    page_file.name, ["txt", "tsv"], lang=self._options.languages, timeout=self._options.page_seconds
-                )
-            return text, words
+            text, words = pytesseract.run_and_get_multiple_output(
+                image_path, ["txt", "tsv"], lang=self._options.languages, timeout=self._options.page_seconds
+            )
         except OSError as error:  # TesseractNotFoundError, or a path that is not a program
-            raise tesseract_missing(self._name, self._options.tesseract) from error
+            raise _tesseract_missing(self._name, self._options.tesseract) from error
         except pytesseract.TesseractError as error:
             if "Failed loading language" in str(error.message) or "Error opening data file" in str(error.message):
                 raise _languages_missing(self._name, self._options.languages) from error
@@ -116,6 +121,7 @@ class Recogniser:
                 "and was given up. Scan it again at a lower resolution, or upload a version with selectable text.",
                 reason=UnreadableDocument.TOO_COMPLEX, filename=self._name,
             ) from error
+        return text, words
 
     def _report(self) -> None:
         if self._on_page is not None:
@@ -133,10 +139,10 @@ def _shrink_to_fit(pixels: float, options: OcrOptions) -> float:
     return 1.0 if pixels <= limit else math.sqrt(limit / pixels)
 
 
-def tesseract_missing(name: str, program: str) -> UnreadableDocument:
+def _tesseract_missing(name: str, program: str) -> UnreadableDocument:
     return UnreadableDocument(
         f"“{name}” needs text recognition (OCR): it has pages that are images of text. Tesseract, the program that "
-        f"recognises text, is not installed on this server (looked for “{program}”). Install it ({INSTALL_HINT}), "
+        f"recognises text, is not installed on this server (looked for “{program}”). Install it ({_INSTALL_HINT}), "
         "or set AXIOM_OCR_TESSERACT_PATH to it, then upload the file again.",
         reason=UnreadableDocument.OCR_UNAVAILABLE, filename=name,
     )

@@ -22,8 +22,8 @@ log = logging.getLogger(__name__)
 _PDF_MAGIC = b"%PDF-"
 # Readers accept junk before the header as long as it starts within the first kilobyte (as Acrobat does).
 _PDF_HEADER_WINDOW = 1024
-# A page with fewer visible characters has no text layer to speak of (the shared corpus's SOURCE.md counts the same
-# way): a scan, perhaps with a page number on it.
+# A page with fewer visible characters has no text layer to speak of (the shared corpus's SOURCE.md counts the
+# same way): a scan, perhaps with a page number on it.
 _MIN_TEXT_LAYER_CHARACTERS = 20
 
 
@@ -118,7 +118,7 @@ def _recognise_pages_without_text(
         pages = {number: page for number in numbers if _has_content(page := document[number - 1])}
         recogniser.expect(len(pages))
         recognised = {number: recogniser.recognise(recogniser.render(page)) for number, page in pages.items()}
-        # Where nothing was recognised, a short text layer (a date on a scanned page) stays; a garbled one does not.
+        # Where nothing was recognised, a short text layer (a date on a scan) stays; a garbled one does not.
         return {
             number: text for number, text in recognised.items()
             if text.strip() or _looks_garbled(texts[number - 1] or "")
