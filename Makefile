@@ -6,7 +6,7 @@ LLAMA_CPP_VERSION := 0.3.36
 SMOLLM2_VERSION := 0.1.2
 SHARED_DATA ?= ../shared/data
 
-.PHONY: setup browser run test lint bench eval-scifact clean
+.PHONY: setup browser tesseract run test lint bench eval-scifact clean
 
 setup: $(VENV)/.setup-done
 
@@ -23,10 +23,15 @@ $(VENV)/.setup-done: pyproject.toml Makefile scripts/install-llama-cpp.sh
 browser:
 	scripts/install-chromium.sh
 
-run: setup
+# Text recognition (OCR) of scans and images: Debian's Tesseract with the test documents' languages. Without apt-get
+# as root (or sudo) it warns and Axiom runs without OCR (scans are refused, saying how to install it).
+tesseract:
+	scripts/install-tesseract.sh
+
+run: setup tesseract
 	$(BIN)/axiom serve
 
-test: setup browser
+test: setup browser tesseract
 	$(BIN)/pytest
 
 lint: setup

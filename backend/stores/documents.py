@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS parents (
     document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
     seq         INTEGER NOT NULL,
     page        INTEGER NOT NULL,
-    text        TEXT NOT NULL
+    text        TEXT NOT NULL,
+    ocr         INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS parents_document ON parents(document_id, seq);
 """
@@ -76,6 +77,13 @@ class Totals:
 class DocumentStore:
     def __init__(self, path: Path) -> None:
         self._db = ThreadLocalSQLite(path, _SCHEMA, row_factory=sqlite3.Row)
+        self._add_ocr_column_if_missing()
+
+    def _add_ocr_column_if_missing(self) -> None:
+        """A database written before OCR existed has parents without the column (all read from a text layer)."""
+        with self._db.transaction() as db:
+            if "ocr" not in {row["name"] for row in db.execute("PRAGMA table_info(parents)")}:
+                db.execute("ALTER TABLE parents ADD COLUMN ocr INTEGER NOT NULL DEFAULT 0")
 
     def begin(self, record: DocumentRecord) -> None:
         with self._db.transaction() as db:
@@ -88,8 +96,8 @@ class DocumentStore:
     def mark_ready(self, document_id: str, parents: Sequence[Parent], chunk_count: int) -> None:
         with self._db.transaction() as db:
             db.executemany(
-                "INSERT INTO parents VALUES (?,?,?,?,?)",
-                [(p.parent_id, document_id, seq, p.page, p.text) for seq, p in enumerate(parents)],
+                "INSERT INTO parents VALUES (?,?,?,?,?,?)",
+                [(p.parent_id, document_id, seq, p.page, p.text, p.ocr) for seq, p in enumerate(parents)],
             )
             db.execute(
                 "UPDATE documents SET status=?, chunk_count=? WHERE document_id=?", (READY, chunk_count, document_id)
@@ -153,21 +161,25 @@ class DocumentStore:
         for start in range(0, len(ids), 500):  # stay below SQLite's bound-parameter limit
             batch = ids[start : start + 500]
             rows = db.execute(
-                "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
+                "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text, p.ocr FROM parents p "
                 f"JOIN documents d USING(document_id) WHERE p.parent_id IN ({','.join('?' * len(batch))})",
                 batch,
             ).fetchall()
-            found.update({row["parent_id"]: Parent(**row) for row in rows})
+            found.update({row["parent_id"]: _parent(row) for row in rows})
         return found
 
     def chat_parents(self, chat_id: str) -> list[Parent]:
         """Every parent of a chat's ready documents, in upload then page order (for summaries)."""
         rows = self._db.connection().execute(
-            "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text FROM parents p "
+            "SELECT p.parent_id, p.document_id, d.filename, p.page, p.text, p.ocr FROM parents p "
             "JOIN documents d USING(document_id) WHERE d.chat_id=? AND d.status=? ORDER BY d.created_at, p.seq",
             (chat_id, READY),
         ).fetchall()
-        return [Parent(**row) for row in rows]
+        return [_parent(row) for row in rows]
+
+
+def _parent(row: sqlite3.Row) -> Parent:
+    return Parent(**{**row, "ocr": bool(row["ocr"])})
 
 
 def new_record(

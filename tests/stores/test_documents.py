@@ -1,3 +1,4 @@
+import sqlite3
 import threading
 
 from backend.models import Parent
@@ -63,3 +64,36 @@ def test_state_survives_reopening_and_many_threads_can_read(tmp_path):
     for t in threads:
         t.join()
     assert results == [300] * 4
+
+
+def test_a_parent_from_a_recognised_page_stays_marked(tmp_path):
+    store = DocumentStore(tmp_path / "documents.db")
+    store.begin(record("d1"))
+    store.mark_ready("d1", [Parent("d1-p0", "d1", "d1.pdf", 1, "read"), Parent("d1-p1", "d1", "d1.pdf", 2, "seen", True)], 2)
+
+    assert {p.parent_id: p.ocr for p in store.parents(["d1-p0", "d1-p1"]).values()} == {"d1-p0": False, "d1-p1": True}
+    assert [p.ocr for p in store.chat_parents("chat1")] == [False, True]
+
+
+def test_a_database_from_before_ocr_gains_the_column(tmp_path):
+    path = tmp_path / "documents.db"
+    with sqlite3.connect(path) as old:
+        old.executescript(
+            "CREATE TABLE documents (document_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL, filename TEXT NOT NULL, "
+            "sha256 TEXT NOT NULL, file_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, page_count INTEGER NOT NULL "
+            "DEFAULT 0, chunk_count INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, created_at REAL NOT NULL);"
+            "CREATE TABLE parents (parent_id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES "
+            "documents(document_id) ON DELETE CASCADE, seq INTEGER NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL);"
+            "INSERT INTO documents VALUES ('d0', 'chat1', 'old.pdf', 'aa', 'pdf', 10, 1, 1, 'ready', 1.0);"
+            "INSERT INTO parents VALUES ('d0-p0', 'd0', 0, 1, 'stored before OCR');"
+        )
+    old.close()
+
+    store = DocumentStore(path)
+    store.begin(record("d1"))
+    store.mark_ready("d1", [Parent("d1-p0", "d1", "d1.pdf", 1, "recognised", ocr=True)], 1)
+
+    found = store.parents(["d0-p0", "d1-p0"])
+    assert (found["d0-p0"].text, found["d0-p0"].ocr) == ("stored before OCR", False)
+    assert found["d1-p0"].ocr
+    assert DocumentStore(path).parents(["d1-p0"])["d1-p0"].ocr  # reopening finds the column there
