@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -9,6 +10,7 @@ from sqlalchemy import Engine
 from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
 from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.loaders import OcrOptions
 from backend.ingest.reader import DocumentReader, ReaderLimits
 from backend.ingest.service import IngestionService
 from backend.llm.base import LLM, ChatMessage, GenerationParams
@@ -93,7 +95,8 @@ def build_services(
         memory_bytes=settings.reader_memory_limit_mb * 1024 * 1024, seconds=settings.reader_timeout_seconds,
     ))
     ingestion = IngestionService(
-        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents, load=reader.read
+        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents,
+        load=functools.partial(reader.read, ocr=ocr_options(settings)),
     )
     ingestion.recover()
     dense = DenseRetriever(embedder, vectors)
@@ -140,6 +143,13 @@ def build_services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
         ChatStore(database), llm, RAGPipeline(deps), reader, JobStore(database), UserStore(database),
         database,
+    )
+
+
+def ocr_options(settings: Settings) -> OcrOptions:
+    return OcrOptions(
+        tesseract=settings.ocr_tesseract_path, languages=settings.ocr_languages, dpi=settings.ocr_dpi,
+        page_seconds=settings.ocr_page_timeout_seconds,
     )
 
 

@@ -252,7 +252,8 @@ class BM25Store:
             return [self._entry_from_record(json.loads(line), stale_terms) for line in lines]
 
     def _entry_from_record(self, record: dict, stale_terms: bool) -> _Entry:
-        chunk = Chunk(**{field: record[field] for field in _CHUNK_FIELDS})
+        # A field added later (ocr) is absent from older files: its default stands.
+        chunk = Chunk(**{field: record[field] for field in _CHUNK_FIELDS if field in record})
         if stale_terms:
             return _Entry(chunk, self._tokenizer.tokenize(chunk.text))
         if not isinstance(record["terms"], str):

@@ -1,5 +1,7 @@
+import json
 import logging
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -271,3 +273,18 @@ def test_parent_search_of_an_unreadable_index_fails_like_child_search(index_dir)
     (index_dir / "chat_chat1.jsonl").write_bytes(b"this is not json\n")
     with pytest.raises(RetrievalFailed):
         BM25Store(index_dir, Tokenizer()).search_parents("chat1", "vaccine", k=5)
+
+
+def test_a_recognised_chunk_stays_marked_and_an_index_from_before_the_mark_still_loads(store, index_dir):
+    recognised = replace(ORBITS, ocr=True)
+    store.add("chat1", [BREAD, recognised])
+    assert BM25Store(index_dir, Tokenizer()).search("chat1", "elliptical orbits", k=1)[0].chunk == recognised
+
+    (path,) = index_dir.iterdir()
+    header, *records = path.read_text(encoding="utf-8").splitlines()
+    older = [json.dumps({k: v for k, v in json.loads(record).items() if k != "ocr"}) for record in records]
+    path.write_text("\n".join([header, *older]) + "\n", encoding="utf-8")
+
+    restarted = BM25Store(index_dir, Tokenizer())
+    assert restarted.search("chat1", "sourdough", k=1)[0].chunk == BREAD
+    assert restarted.search("chat1", "elliptical orbits", k=1)[0].chunk == ORBITS  # unmarked, as it was stored
