@@ -247,7 +247,7 @@ def test_the_settings_point_at_the_services_that_serve_them(services):
     pull = services["ollama-pull"]
     assert pull["image"] == services["ollama"]["image"]
     assert urlsplit(_environment(pull)["OLLAMA_HOST"]).hostname == "ollama"
-    assert pull["command"] == ["pull", axiom["AXIOM_OLLAMA_MODEL"]], "the model pulled is the model asked"
+    assert _environment(pull)["OLLAMA_MODEL"] == axiom["AXIOM_OLLAMA_MODEL"], "the model pulled is the model asked"
     # Every generation Axiom lets run at once has a slot in Ollama, so questions queue in Axiom (fairly, with the
     # evidence answer past their patience), not in Ollama, where the wait would count against the first token.
     slots = int(_environment(services["ollama"])["OLLAMA_NUM_PARALLEL"])
@@ -343,6 +343,22 @@ def test_chroma_s_healthcheck_passes_on_a_real_chroma_server_and_fails_elsewhere
     # An HTTP server without the route (404) and a port nobody listens on are not a healthy Chroma.
     assert _run_healthcheck(command, _port(axiom_server.url)) != 0
     assert _run_healthcheck(command, free_port()) != 0
+
+
+@pytest.mark.parametrize(("present", "calls"), [(True, ["show"]), (False, ["show", "pull"])])
+def test_the_model_is_pulled_only_when_ollama_lacks_it(services, tmp_path, present, calls):
+    """So a restart without the network still starts Axiom. A stand-in `ollama` program (no Ollama can run here)
+    records its calls and knows the model or not."""
+    pull = services["ollama-pull"]
+    log = tmp_path / "calls"
+    fake = tmp_path / "ollama"
+    fake.write_text(f'#!/bin/sh\necho "$1 $2" >> {log}\n[ "$1" = pull ] || [ {str(present).lower()} = true ]\n')
+    fake.chmod(0o755)
+    environment = {"PATH": f"{tmp_path}:/usr/bin:/bin", **_environment(pull)}
+    result = subprocess.run([*pull["entrypoint"], *pull["command"]], env=environment, check=False, timeout=30)
+    assert result.returncode == 0
+    model = _environment(services["axiom"])["AXIOM_OLLAMA_MODEL"]
+    assert log.read_text().splitlines() == [f"{call} {model}" for call in calls]
 
 
 def test_postgres_is_ready_only_once_it_listens_on_tcp_as_the_user_axiom_connects_as(services):
