@@ -257,7 +257,7 @@ def test_the_settings_point_at_the_services_that_serve_them(services):
     assert axiom["AXIOM_AUTH"] == "api-key"
 
 
-def test_the_chroma_server_is_of_the_client_s_major_version(services):
+def test_the_chroma_server_and_client_share_a_major_version(services):
     image, tag = services["chroma"]["image"].split(":")
     assert image == "chromadb/chroma"
     assert tag.split(".")[0] == version("chromadb").split(".")[0]
@@ -320,7 +320,7 @@ def _port(url: str) -> int:
 
 
 @pytest.mark.slow
-def test_axiom_s_and_the_load_balancer_s_healthchecks_ask_the_health_route(services, axiom_server):
+def test_the_replica_and_load_balancer_healthchecks_ask_the_health_route(services, axiom_server):
     for name in ("axiom", "lb"):
         path = _health_route(services, name)
         response = httpx.get(axiom_server.url + path, timeout=60)
@@ -329,14 +329,14 @@ def test_axiom_s_and_the_load_balancer_s_healthchecks_ask_the_health_route(servi
 
 
 @pytest.mark.slow
-def test_axiom_s_healthcheck_passes_on_a_running_server_and_fails_without_one(services, axiom_server):
+def test_the_replica_healthcheck_passes_on_a_running_server_and_fails_without_one(services, axiom_server):
     command = _healthcheck_command(services["axiom"])
     assert _run_healthcheck(command, _port(axiom_server.url)) == 0
     assert _run_healthcheck(command, free_port()) != 0
 
 
 @pytest.mark.slow
-def test_chroma_s_healthcheck_passes_on_a_real_chroma_server_and_fails_elsewhere(services, chroma_server, axiom_server):
+def test_the_chroma_healthcheck_passes_on_a_real_chroma_server_and_fails_elsewhere(services, chroma_server, axiom_server):
     command = _healthcheck_command(services["chroma"])
     assert "/api/v2/heartbeat" in command[-1]
     assert _run_healthcheck(command, chroma_server.port) == 0
