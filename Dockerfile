@@ -22,10 +22,9 @@ ENV PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 RUN --mount=type=cache,target=/root/.cache make setup
 
 FROM ${PYTHON_IMAGE}
-# libgomp1: llama.cpp's libraries use OpenMP (the build stage had it through the compiler). libpq5: PostgreSQL's
-# client library, which psycopg loads unless it brings its own.
+# llama.cpp's libraries use OpenMP (the build stage had libgomp through the compiler).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgomp1 libpq5 \
+    && apt-get install -y --no-install-recommends libgomp1 \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --create-home --home-dir /home/axiom axiom
 WORKDIR /app
