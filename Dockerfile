@@ -30,6 +30,8 @@ RUN useradd --system --create-home --home-dir /home/axiom axiom
 WORKDIR /app
 COPY --from=build /app/.venv /app/.venv
 COPY . /app
+# Text recognition of scans and images: Debian's Tesseract, as `make run` installs it.
+RUN scripts/install-tesseract.sh && rm -rf /var/lib/apt/lists/*
 # data/ holds what a replica keeps for itself (caches; everything shared lives in PostgreSQL and Chroma).
 RUN mkdir -p /app/data && chown axiom:axiom /app/data
 USER axiom
