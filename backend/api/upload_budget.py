@@ -50,12 +50,6 @@ class Reservation:
         self._budget.reserve(size)
         self._size += size
 
-    def hand_over(self, size: int):
-        """Moves ``size`` bytes out of this reservation; returns the callable that releases them later."""
-        size = min(size, self._size)
-        self._size -= size
-        return lambda: self._budget.release(size)
-
     def close(self) -> None:
         self._budget.release(self._size)
         self._size = 0
