@@ -1,0 +1,66 @@
+"""The job store on both engines: claims never hand one job to two workers, a lease that ran out lets another
+worker take the job, and a worker that lost its job cannot write its fate."""
+
+import threading
+import time
+
+from backend.stores.jobs import JobRecord, JobStore
+
+
+def queue(store: JobStore, job_id: str, created_at: float) -> None:
+    store.add(JobRecord(job_id, "chat1", f"{job_id}.txt", 3, "queued", None, None, created_at), f"{job_id}.txt",
+              b"abc")
+
+
+def test_workers_claiming_at_once_each_get_a_different_job(database):
+    store = JobStore(database)
+    for n in range(6):
+        queue(store, f"job{n}", created_at=1000.0 + n)
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        while (job := store.claim(name, lease_seconds=60)) is not None:
+            with lock:
+                claimed.append(job.record.job_id)
+
+    threads = [threading.Thread(target=worker, args=(f"w{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # A claim that lost a race returns None, so a worker may stop early; every job was still claimed once.
+    leftover = []
+    while (job := store.claim("sweeper", lease_seconds=60)) is not None:
+        leftover.append(job.record.job_id)
+    assert sorted(claimed + leftover) == [f"job{n}" for n in range(6)]
+
+
+def test_an_expired_lease_hands_the_job_over_and_the_old_worker_loses_it(database):
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    first = store.claim("w1", lease_seconds=60)
+    assert first.data == b"abc" and not first.taken_over and first.record.attempts == 1
+    assert store.claim("w2", lease_seconds=60) is None  # held
+    assert store.heartbeat("job1", "w1", lease_seconds=0.0, progress=0.5) is False  # renewed to "now": expired
+    assert store.get("chat1", "job1").progress == 0.5
+
+    second = store.claim("w2", lease_seconds=60)
+    assert second.taken_over and second.record.attempts == 2 and second.filename == "job1.txt"
+    assert store.heartbeat("job1", "w1", lease_seconds=60, progress=0.9) is None
+    assert not store.finish("job1", "w1", "failed", error={"error": "X", "message": "x", "details": {}})
+    assert store.finish("job1", "w2", "ready", document_id="job1")
+    record = store.get("chat1", "job1")
+    assert record.state == "ready" and record.progress == 1.0 and record.error is None
+
+
+def test_cancelling_ends_queued_jobs_at_once_and_flags_running_ones(database):
+    store = JobStore(database)
+    queue(store, "running", created_at=1.0)
+    queue(store, "waiting", created_at=2.0)
+    store.claim("w1", lease_seconds=60)
+    store.request_cancel("chat1")
+    assert store.get("chat1", "waiting").state == "cancelled"
+    assert store.heartbeat("running", "w1", lease_seconds=60, progress=0.1) is True
+    assert store.claim("w2", lease_seconds=60) is None
+    assert store.unfinished_ids() == ["running"]
