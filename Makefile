@@ -6,7 +6,7 @@ LLAMA_CPP_VERSION := 0.3.36
 SMOLLM2_VERSION := 0.1.2
 SHARED_DATA ?= ../shared/data
 
-.PHONY: setup browser run test lint bench eval-scifact clean
+.PHONY: setup browser postgresql run test lint bench eval-scifact clean
 
 setup: $(VENV)/.setup-done
 
@@ -23,10 +23,14 @@ $(VENV)/.setup-done: pyproject.toml Makefile scripts/install-llama-cpp.sh
 browser:
 	scripts/install-chromium.sh
 
+# The tests also run every store against a real PostgreSQL server, built from Debian's binaries in a temporary dir.
+postgresql:
+	scripts/install-postgresql.sh
+
 run: setup
 	$(BIN)/axiom serve
 
-test: setup browser
+test: setup browser postgresql
 	$(BIN)/pytest
 
 lint: setup

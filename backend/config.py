@@ -39,8 +39,9 @@ class Settings(BaseSettings):
     bm25_dir: Path | None = None
     database_url: str | None = Field(
         None,
-        description="Where chats, conversation memory, documents and jobs live: a postgresql://user:password@host/db "
-        "URL, or sqlite:///path; unset: the SQLite file axiom.db under data_dir",
+        description="Where chats, conversation memory, documents and jobs live: a "
+        "postgresql://user:password@host/db URL, or sqlite:///path; unset: the SQLite file axiom.db under "
+        "data_dir",
     )
     # The SQLite files of releases before database_url: read once into a new database, then no longer used.
     docstore_path: Path | None = None
@@ -192,7 +193,8 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str | None) -> str | None:
-        if url is not None and url.partition(":")[0].partition("+")[0] not in ("postgresql", "postgres", "sqlite"):
+        engine = None if url is None else url.partition(":")[0].partition("+")[0]
+        if engine not in (None, "postgresql", "postgres", "sqlite"):
             raise ValueError("must be a postgresql://user:password@host:port/database or sqlite:///path URL")
         return url
 

@@ -9,11 +9,9 @@ from sqlalchemy import Engine
 from backend.config import Settings
 from backend.container import Services, build_services
 from backend.stores.database import create_database_engine, database_url, migrate
-from tests.support.postgres import PostgresServer, find_binaries
+from tests.support.postgres import DATABASES, PostgresServer, find_binaries
 
-# The engines every store test runs on. PostgreSQL cases fail when its binaries are missing (make test installs
-# them), unless this variable is set to skip them.
-DATABASES = ["sqlite", "postgresql"]
+# PostgreSQL cases fail when its binaries are missing (make test installs them), unless this says to skip.
 SKIP_POSTGRESQL = "AXIOM_TEST_SKIP_POSTGRESQL"
 
 
@@ -43,7 +41,8 @@ def postgres_server():
     if binaries is None:
         pytest.fail(
             "PostgreSQL's binaries were not found: `make test` installs Debian's postgresql "
-            f"(scripts/install-postgresql.sh); or set AXIOM_POSTGRESQL_BIN, or {SKIP_POSTGRESQL}=1 to skip these tests"
+            "(scripts/install-postgresql.sh); or set AXIOM_POSTGRESQL_BIN, "
+            f"or {SKIP_POSTGRESQL}=1 to skip these tests"
         )
     server = PostgresServer.start(binaries)
     yield server
@@ -56,7 +55,9 @@ def new_database_url(request):
     None, the SQLite file under the data directory)."""
 
     def new(engine: str) -> str | None:
-        return request.getfixturevalue("postgres_server").create_database() if engine == "postgresql" else None
+        if engine == "sqlite":
+            return None
+        return request.getfixturevalue("postgres_server").create_database()
 
     return new
 
@@ -69,7 +70,7 @@ def database_settings(request, tmp_path, new_database_url) -> Settings:
 
 @pytest.fixture
 def open_engine(database_settings):
-    """``open_engine()``: a new engine (as a restarted process would have) on the test's database, migrated."""
+    """``open_engine()``: a new engine (as a restarted process has) on the test's database, migrated."""
     engines = []
 
     def open_() -> Engine:

@@ -1,1 +1,2 @@
-"""Alembic migrations of the shared database (backend/stores/schema.py); run at start-up by stores/database.py."""
+"""Alembic migrations of the shared database (backend/stores/schema.py), run at start-up by
+backend/stores/database.py."""

@@ -1,5 +1,5 @@
-"""Alembic's entry point. At start-up ``backend.stores.database.migrate`` hands in its connection, already holding
-the migration lock; the ``alembic`` command (alembic.ini at the top level, e.g. ``alembic revision
+"""Alembic's entry point. At start-up ``backend.stores.database.migrate`` hands in its connection, already
+holding the migration lock; the ``alembic`` command (alembic.ini at the top level, e.g. ``alembic revision
 --autogenerate -m "..."``) connects to the database the settings name instead."""
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ class ChatStore:
         now = time.time()
         with self._engine.begin() as db:
             insert = upsert_insert(db, chats).values(
-                id=_chat(chat_id), title=title, created_at=now if created_at is None else created_at, updated_at=now
+                id=_chat(chat_id), title=title, updated_at=now,
+                created_at=now if created_at is None else created_at,
             )
             row = db.execute(
                 insert.on_conflict_do_update(

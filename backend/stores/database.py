@@ -68,8 +68,9 @@ def _configure_sqlite(dbapi_connection, _record) -> None:
 def open_database(settings: Settings) -> Engine:
     """The engine of the configured database, migrated to the current schema."""
     engine = create_database_engine(database_url(settings))
+    legacy_files = (settings.chats_db_path, settings.memory_db_path, settings.docstore_path)
     try:
-        migrate(engine, legacy_files=(settings.chats_db_path, settings.memory_db_path, settings.docstore_path))
+        migrate(engine, legacy_files=legacy_files)
     except BaseException:
         engine.dispose()
         raise
@@ -89,9 +90,10 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
         if created:
             imported = import_legacy_sqlite(connection, [path for path in legacy_files if path is not None])
             if imported:
-                logger.info(
-                    "Copied %s from the SQLite files of the previous release into %s; those files are no longer "
-                    "used", ", ".join(f"{count} {table}" for table, count in imported.items()),
+                logger.warning(
+                    "Copied %s from the SQLite files of the previous release into %s; those files are no "
+                    "longer used and can be deleted",
+                    ", ".join(f"{count} {table}" for table, count in imported.items()),
                     engine.url.render_as_string(hide_password=True),
                 )
         connection.commit()

@@ -1,8 +1,9 @@
 """What the stores write differently per engine.
 
 INSERT … ON CONFLICT: SQLite and PostgreSQL spell it alike, but SQLAlchemy builds it from each dialect's own
-``insert``. Taking turns: SQLite lets one transaction write at a time, so writes that must not interleave never
-do; PostgreSQL runs them side by side unless they lock, so they take an advisory lock on what they share.
+``insert``. Taking turns: SQLite lets one transaction write at a time, so writes that must not interleave
+never do; PostgreSQL runs them side by side unless they lock, so they take an advisory lock on what they
+share.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 
 class LockSpace(IntEnum):
-    """Kinds of thing a transaction can wait its turn for: the first of PostgreSQL's two advisory-lock keys."""
+    """What a transaction can wait its turn for: the first of PostgreSQL's two advisory lock keys."""
 
     SESSION = 1  # a conversation's messages
 

@@ -111,12 +111,11 @@ class DocumentStore:
     def remove_chat(self, chat_id: str) -> int:
         """Removes every document of the chat, whatever its status; returns how many were ready."""
         with self._engine.begin() as db:
-            ready = db.execute(
-                select(func.count()).where(documents.c.chat_id == chat_id, documents.c.status == READY)
-            ).scalar_one()
-            db.execute(delete(documents).where(documents.c.chat_id == chat_id))
+            statuses = db.execute(
+                delete(documents).where(documents.c.chat_id == chat_id).returning(documents.c.status)
+            ).scalars().all()
             _bump_version(db, chat_id)
-        return ready
+            return sum(status == READY for status in statuses)
 
     def version(self, chat_id: str) -> str | None:
         """A token that changes whenever the chat's ready documents do; None before its first document."""

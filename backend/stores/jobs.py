@@ -64,7 +64,8 @@ class JobStore:
         with self._engine.begin() as db:
             db.execute(insert(jobs).values(
                 job_id=job.job_id, chat_id=job.chat_id, filename=job.filename, size_bytes=job.size_bytes,
-                state=job.state, document_id=job.document_id, error=_json(job.error), created_at=job.created_at,
+                state=job.state, document_id=job.document_id, error=_json(job.error),
+                created_at=job.created_at,
             ))
             db.execute(insert(job_files).values(job_id=job.job_id, filename=filename, data=data))
             # Old finished jobs are only looked up by clients that never came back for them.
@@ -143,7 +144,9 @@ class JobStore:
 
     def get(self, chat_id: str, job_id: str) -> JobRecord | None:
         with self._engine.connect() as db:
-            row = db.execute(select(jobs).where(jobs.c.chat_id == chat_id, jobs.c.job_id == job_id)).one_or_none()
+            row = db.execute(
+                select(jobs).where(jobs.c.chat_id == chat_id, jobs.c.job_id == job_id)
+            ).one_or_none()
         return _record(row) if row else None
 
     def unfinished(self, chat_id: str) -> list[JobRecord]:

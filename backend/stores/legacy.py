@@ -29,7 +29,8 @@ def import_legacy_sqlite(connection: Connection, files: Iterable[Path]) -> dict[
         if not path.is_file():
             continue
         with closing(sqlite3.connect(path)) as legacy:
-            present = {name for (name,) in legacy.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            tables = legacy.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            present = {name for (name,) in tables}
             # Sorted so a table comes after those its foreign keys point to (documents before parents).
             for table in metadata.sorted_tables:
                 if table.name in present:

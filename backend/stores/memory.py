@@ -3,9 +3,9 @@
 The user's message and the assistant's answer are separate writes, so a question survives a failed generation;
 an answer is written in one call once it is complete, so a client that disconnects mid-stream leaves nothing
 half-written. Messages are ordered by an autoincrement sequence, not their timestamp, so two messages written in
-the same millisecond (or under a clock step backwards) keep the order they were written in. Writes to one session
-take turns (``dialect.take_turn``), so an exchange's two rows are adjacent in it and a session's rows become
-visible in their order.
+the same millisecond (or under a clock step backwards) keep the order they were written in. Writes to one
+session take turns (``dialect.take_turn``), so an exchange's two rows are adjacent in it and a session's rows
+become visible in their order.
 
 A session belongs to one chat (``sessions``): the chat it was first used in. Databases written before that table
 existed keep working: their sessions have no row until their first use binds them, and a chat's own session (the
@@ -115,14 +115,18 @@ class MemoryStore:
     def history(self, session_id: str) -> list[StoredMessage]:
         with self._engine.connect() as db:
             rows = db.execute(
-                select(*_COLUMNS).where(messages.c.session_id == _session(session_id)).order_by(messages.c.seq)
+                select(*_COLUMNS).where(messages.c.session_id == _session(session_id))
+                .order_by(messages.c.seq)
             ).all()
         return [_message(row) for row in rows]
 
     def last_written_at(self, session_ids: Iterable[str]) -> dict[str, float]:
         """When each session's newest message was written (Unix time); sessions without messages are left out."""
         ids = [_session(session_id) for session_id in session_ids]
-        newest = select(func.max(messages.c.seq)).where(messages.c.session_id.in_(ids)).group_by(messages.c.session_id)
+        newest = (
+            select(func.max(messages.c.seq)).where(messages.c.session_id.in_(ids))
+            .group_by(messages.c.session_id)
+        )
         with self._engine.connect() as db:
             rows = db.execute(
                 select(messages.c.session_id, messages.c.timestamp).where(messages.c.seq.in_(newest))
@@ -156,7 +160,9 @@ class MemoryStore:
                 upsert_insert(db, sessions).values(session_id=_session(session_id), chat_id=_chat(chat_id))
                 .on_conflict_do_nothing(index_elements=[sessions.c.session_id])
             )
-            return db.execute(select(sessions.c.chat_id).where(sessions.c.session_id == session_id)).scalar_one()
+            return db.execute(
+                select(sessions.c.chat_id).where(sessions.c.session_id == session_id)
+            ).scalar_one()
 
     def has_conversation(self, chat_id: str) -> bool:
         """Whether any session of the chat holds a message."""
@@ -199,9 +205,10 @@ def _chat(chat_id: str) -> str:
 
 
 def _chat_sessions(chat_id: str):
-    """The sessions of the chat: those bound to it, and the session named after it while that is bound to no chat
-    (one that predates the binding)."""
-    unbound_namesake = select(literal(chat_id, String)).where(~exists().where(sessions.c.session_id == chat_id))
+    """The sessions of the chat: those bound to it, and the session named after it while that is bound to no
+    chat (one that predates the binding)."""
+    unbound = ~exists().where(sessions.c.session_id == chat_id)
+    unbound_namesake = select(literal(chat_id, String)).where(unbound)
     return union(select(sessions.c.session_id).where(sessions.c.chat_id == chat_id), unbound_namesake)
 
 

@@ -1,8 +1,10 @@
-"""Every table of the shared database (SQLite or PostgreSQL), in one place: the stores query these, and Alembic's
-migrations (backend/migrations/) build them. A change here needs a new migration: see docs/architecture.md.
+"""Every table of the shared database (SQLite or PostgreSQL), in one place: the stores query these, and
+Alembic's migrations (backend/migrations/) build them. A change here needs a new migration: see
+docs/architecture.md.
 
-Types are the portable subset both engines store alike: text, integers, doubles (Unix times, as ``time.time()``
-returns them) and booleans. JSON stays text, so what a store writes reads back byte for byte on either engine.
+Types are the portable subset both engines store alike: text, integers, doubles (Unix times, as
+``time.time()`` returns them) and booleans. JSON stays text, so what a store writes reads back byte for byte
+on either engine.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ chats = Table(
     sqlite_autoincrement=True,
 )
 
-# Conversation memory (backend/stores/memory.py): each session's messages, and the chat each session belongs to.
+# Conversation memory (backend/stores/memory.py): each session's messages, and the chat each session is in.
 messages = Table(
     "messages",
     metadata,

@@ -10,6 +10,7 @@ import pytest
 from backend.ids import collection_name
 from tests.api.server import serve
 from tests.api.support import assert_error, upload, upload_paths
+from tests.support.postgres import DATABASES
 
 NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
 OTHER_NOTES = ("other.txt", b"Ada Finchley built the granite bridge over the Quorra in 1931.")
@@ -17,10 +18,14 @@ PAPER = "academic_2col_naacl06-shinyama.pdf"  # ~100 chunks: its background job 
 GREETING = "Hello!"
 
 
-@pytest.fixture(scope="module")
-def server(build_app_services, tmp_path_factory):
-    with serve(build_app_services(tmp_path_factory.mktemp("chats"))) as running:
+@pytest.fixture(scope="module", params=DATABASES)
+def server(request, build_app_services, tmp_path_factory, new_database_url):
+    """The whole service on each database engine in turn."""
+    database_url = new_database_url(request.param)
+    services = build_app_services(tmp_path_factory.mktemp("chats"), database_url=database_url)
+    with serve(services) as running:
         yield running
+    services.database.dispose()
 
 
 def create(client: httpx.Client, **body) -> dict:

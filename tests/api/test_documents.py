@@ -12,6 +12,7 @@ import pytest
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
 from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
+from tests.support.postgres import DATABASES
 
 LIMIT_BYTES = 256 * 1024  # the academic_2col_dpr paper (383 KB) is over it, the shinyama paper (193 KB) under
 BACKGROUND_BYTES = 150_000  # so the shinyama paper is indexed as a background job
@@ -33,12 +34,17 @@ UNREADABLE = {
 }
 
 
-@pytest.fixture(scope="module")
-def server(build_app_services, tmp_path_factory):
-    services = build_app_services(tmp_path_factory.mktemp("documents"), max_upload_bytes=LIMIT_BYTES)
+@pytest.fixture(scope="module", params=DATABASES)
+def server(request, build_app_services, tmp_path_factory, new_database_url):
+    """The whole service on each database engine in turn."""
+    services = build_app_services(
+        tmp_path_factory.mktemp("documents"), max_upload_bytes=LIMIT_BYTES,
+        database_url=new_database_url(request.param),
+    )
     limits = ApiSettings(background_ingest_bytes=BACKGROUND_BYTES, max_files_per_upload=MAX_FILES)
     with serve(services, limits) as running:
         yield running
+    services.database.dispose()
 
 
 def poll_until_finished(client: httpx.Client, chat_id: str, job_id: str) -> tuple[dict, list[int]]:

@@ -48,8 +48,9 @@ def server(build_app_services, tmp_path_factory, llm) -> Iterator[RunningServer]
 def stored(server: RunningServer) -> dict[str, list]:
     """Everything a request could have written: messages, session bindings and documents."""
     with server.services.database.connect() as db:
-        messages = [tuple(row) for row in db.execute(text("SELECT session_id, role, content FROM messages ORDER BY seq"))]
-        sessions = [tuple(row) for row in db.execute(text("SELECT session_id, chat_id FROM sessions ORDER BY session_id"))]
+        messages = db.execute(text("SELECT session_id, role, content FROM messages ORDER BY seq")).all()
+        sessions = db.execute(text("SELECT session_id, chat_id FROM sessions ORDER BY session_id")).all()
+    messages, sessions = [tuple(row) for row in messages], [tuple(row) for row in sessions]
     documents = {chat: [d.document_id for d in server.services.documents.list(chat)] for chat in ("alpha", "beta")}
     return {"messages": messages, "sessions": sessions, "documents": documents, "chats": server.services.chats.list()}
 

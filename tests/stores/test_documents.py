@@ -1,4 +1,9 @@
+"""The document registry against real databases: a SQLite file and a PostgreSQL server (tests/conftest.py)."""
+
 import threading
+
+import pytest
+from sqlalchemy import exc
 
 from backend.models import Parent
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
@@ -62,3 +67,43 @@ def test_state_survives_reopening_and_many_threads_can_read(database, open_engin
     for t in threads:
         t.join()
     assert results == [300] * 4
+
+
+def test_parents_keep_whether_their_text_came_from_ocr(database):
+    store = DocumentStore(database)
+    store.begin(record("scan"))
+    store.mark_ready("scan", [Parent("scan-p0", "scan", "scan.pdf", 1, "typed"),
+                              Parent("scan-p1", "scan", "scan.pdf", 2, "read from the image", ocr=True)], 2)
+
+    assert [p.ocr for p in store.chat_parents("chat1")] == [False, True]
+    assert store.parents(["scan-p1"])["scan-p1"].ocr is True
+
+
+def test_a_document_whose_parents_cannot_be_written_stays_indexing_with_none(database):
+    """The parents and the 'ready' status are one transaction: a failure part-way leaves neither."""
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    store.mark_ready("d1", parents_of("d1"), chunk_count=2)
+    store.begin(record("d2"))
+    clashing = [*parents_of("d2"), parents_of("d1")[0]]  # the last parent's id is taken: the insert fails
+
+    with pytest.raises(exc.IntegrityError):
+        store.mark_ready("d2", clashing, chunk_count=3)
+
+    assert store.get("chat1", "d2").status == INDEXING
+    assert [r.document_id for r in store.incomplete()] == ["d2"]
+    assert store.parents(["d2-p0", "d2-p1"]) == {}
+    assert [p.parent_id for p in store.chat_parents("chat1")] == ["d1-p0", "d1-p1"]
+
+
+def test_removing_a_chat_removes_all_its_documents_and_counts_the_ready_ones(database):
+    store = DocumentStore(database)
+    for doc, chat in (("a", "chat1"), ("b", "chat1"), ("c", "chat2")):
+        store.begin(record(doc, chat))
+        store.mark_ready(doc, parents_of(doc), chunk_count=1)
+    store.begin(record("half", "chat1"))
+
+    assert store.remove_chat("chat1") == 2
+    assert store.get("chat1", "half") is None and store.list("chat1") == [] and store.parents(["a-p0"]) == {}
+    assert [d.document_id for d in store.list("chat2")] == ["c"]
+    assert store.remove_chat("chat1") == 0

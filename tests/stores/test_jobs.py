@@ -1,10 +1,51 @@
-"""The job store on both engines: claims never hand one job to two workers, a lease that ran out lets another
-worker take the job, and a worker that lost its job cannot write its fate."""
+"""Ingestion job rows against real databases (a SQLite file and a PostgreSQL server, tests/conftest.py): claims
+never hand one job to two workers, a lease that ran out lets another worker take the job, and a worker that lost
+its job cannot write its fate."""
+
+from __future__ import annotations
 
 import threading
 import time
 
+import pytest
+from sqlalchemy import Engine
+
 from backend.stores.jobs import JobRecord, JobStore
+
+
+def job(job_id: str, state: str = "queued", chat_id: str = "chat1", created_at: float = 1.0) -> JobRecord:
+    return JobRecord(job_id, chat_id, f"{job_id}.pdf", 10, state, None, None, created_at)
+
+
+@pytest.fixture
+def jobs(database: Engine) -> JobStore:
+    return JobStore(database)
+
+
+def test_a_job_is_read_back_within_its_chat_only(jobs: JobStore) -> None:
+    jobs.add(job("j1"), "j1.pdf", b"%PDF")
+
+    assert jobs.get("chat1", "j1") == job("j1")
+    assert jobs.get("chat2", "j1") is None and jobs.get("chat1", "missing") is None
+
+
+def test_only_the_newest_finished_jobs_are_kept_and_unfinished_ones_never_dropped(database: Engine) -> None:
+    jobs = JobStore(database, keep_finished=2)
+    jobs.add(job("running", "indexing", created_at=0.0), "running.pdf", b"")
+    for n in range(4):
+        jobs.add(job(f"done{n}", "ready", created_at=float(n + 1)), f"done{n}.pdf", b"")
+
+    assert [j for j in ("running", "done0", "done1", "done2", "done3") if jobs.get("chat1", j)] == [
+        "running", "done2", "done3",
+    ]
+
+
+def test_deleting_a_chat_deletes_its_jobs_only(jobs: JobStore) -> None:
+    jobs.add(job("mine"), "mine.pdf", b"")
+    jobs.add(job("theirs", chat_id="chat2"), "theirs.pdf", b"")
+    jobs.delete_chat("chat1")
+
+    assert jobs.get("chat1", "mine") is None and jobs.get("chat2", "theirs") is not None
 
 
 def queue(store: JobStore, job_id: str, created_at: float) -> None:

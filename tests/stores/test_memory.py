@@ -57,12 +57,15 @@ def test_history_is_in_write_order_and_equals_what_add_returned(memory: MemorySt
     assert memory.history("s1") == written
 
 
-def test_order_follows_writes_even_when_timestamps_tie_or_go_backwards(memory: MemoryStore, database: Engine) -> None:
+def test_order_follows_writes_even_when_timestamps_tie_or_go_backwards(
+    memory: MemoryStore, database: Engine,
+) -> None:
     for n in range(6):
         memory.add("s1", "user", f"message {n}")
     # A clock stepped backwards: later messages carry earlier or equal timestamps.
     with database.begin() as db:
-        for seq, message_id in enumerate(db.execute(select(messages.c.id).order_by(messages.c.seq)).scalars().all()):
+        written = db.execute(select(messages.c.id).order_by(messages.c.seq)).scalars().all()
+        for seq, message_id in enumerate(written):
             db.execute(update(messages).where(messages.c.id == message_id)
                        .values(timestamp=f"2024-01-15T10:30:0{5 - seq // 2}.000Z"))
 
@@ -142,8 +145,10 @@ def test_add_exchange_writes_the_question_then_the_answer(memory: MemoryStore) -
     ]
 
 
-def test_add_exchange_writes_nothing_when_the_answer_cannot_be_written(memory: MemoryStore, database: Engine) -> None:
-    # The database itself refuses the second row, as it would on a full disk, after the first row was inserted.
+def test_add_exchange_writes_nothing_when_the_answer_cannot_be_written(
+    memory: MemoryStore, database: Engine,
+) -> None:
+    # The database itself refuses the second row, as on a full disk, after the first row was inserted.
     with database.begin() as db:
         if database.dialect.name == "sqlite":
             db.execute(text(

@@ -1,5 +1,5 @@
-"""A real PostgreSQL server for the tests: Debian's binaries (scripts/install-postgresql.sh), a cluster made by
-``initdb`` in a temporary directory, listening on a free loopback port with its socket in that directory.
+"""A real PostgreSQL server for the tests: Debian's binaries (scripts/install-postgresql.sh), a cluster made
+by ``initdb`` in a temporary directory, listening on a free loopback port with its socket in that directory.
 
 PostgreSQL refuses to run as root; as root the cluster belongs to the ``postgres`` user the Debian package
 creates. Durability is switched off (fsync, synchronous commit): a test cluster never outlives its run.
@@ -20,6 +20,8 @@ from pathlib import Path
 import psycopg
 
 SUPERUSER = "postgres"
+# The engines the store tests (and some API tests) run on, each in turn.
+DATABASES = ["sqlite", "postgresql"]
 
 
 def find_binaries() -> Path | None:
@@ -52,8 +54,9 @@ class PostgresServer:
             server._run("pg_ctl", "start", "--pgdata", str(server.data), "--wait", "--timeout", "120",
                         "--log", str(directory / "server.log"), "-o", options)
         except subprocess.CalledProcessError as failed:
-            log = (directory / "server.log").read_text(errors="replace") if (directory / "server.log").exists() else ""
-            raise RuntimeError(f"PostgreSQL did not start: {failed.stderr}\n{log[-3000:]}") from failed
+            log = directory / "server.log"
+            written = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+            raise RuntimeError(f"PostgreSQL did not start: {failed.stderr}\n{written}") from failed
         return server
 
     @property

@@ -1,7 +1,7 @@
 """The shared database: chats, conversation memory, documents and parents, jobs, users and API keys.
 
-Before it, each store created its tables in its own SQLite file; a database this revision creates is filled from
-those files by backend/stores/legacy.py.
+Before it, each store created its tables in its own SQLite file; a database this revision creates is filled
+from those files by backend/stores/legacy.py.
 
 Revision ID: 0001
 Revises:
@@ -82,7 +82,8 @@ def upgrade() -> None:
         sa.Column("text", sa.Text(), nullable=False),
         sa.Column("ocr", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["document_id"], ["documents.document_id"], name=op.f("parents_document_id_fkey"), ondelete="CASCADE"
+            ["document_id"], ["documents.document_id"], name=op.f("parents_document_id_fkey"),
+            ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("parent_id", name=op.f("parents_pkey")),
     )

@@ -1,0 +1,199 @@
+"""The database layer on both engines: URLs, engine settings, migrations (and their lock), and the upgrade of
+a data directory written by the release before the shared database."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from pydantic import ValidationError
+from sqlalchemy import Engine, func, inspect, select, text
+
+from backend.config import Settings
+from backend.models import Parent
+from backend.stores.chats import ChatRecord, ChatStore
+from backend.stores.database import SQLITE_FILE, create_database_engine, database_url, migrate, open_database
+from backend.stores.documents import INDEXING, READY, DocumentStore
+from backend.stores.jobs import JobStore
+from backend.stores.memory import MemoryStore
+from backend.stores.schema import metadata
+
+
+def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
+    default = database_url(Settings(data_dir=tmp_path))
+    assert default.render_as_string() == f"sqlite:///{tmp_path / SQLITE_FILE}"
+    for scheme in ("postgresql", "postgres"):
+        url = database_url(Settings(database_url=f"{scheme}://axiom:secret@db.internal:5433/axiom"))
+        assert (url.drivername, url.username, url.password, url.host, url.port, url.database) == (
+            "postgresql+psycopg", "axiom", "secret", "db.internal", 5433, "axiom",
+        )
+    explicit = database_url(Settings(database_url="postgresql+psycopg://db/axiom"))
+    assert explicit.drivername == "postgresql+psycopg"
+
+
+@pytest.mark.parametrize("url", ["mysql://db/axiom", "db.internal:5432", "mongodb://db"])
+def test_an_engine_axiom_does_not_run_on_is_refused_at_start_up(url: str) -> None:
+    with pytest.raises(ValidationError, match="postgresql://"):
+        Settings(database_url=url)
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
+    engine = open_database(Settings(data_dir=tmp_path / "data"))
+    with engine.connect() as db:
+        assert db.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert db.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert db.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+    engine.dispose()
+    assert (tmp_path / "data" / SQLITE_FILE).is_file()
+
+
+def test_the_migrations_build_exactly_the_tables_the_stores_use(database: Engine) -> None:
+    with database.connect() as db:
+        differences = compare_metadata(MigrationContext.configure(db), metadata)
+    assert differences == []
+    assert set(inspect(database).get_table_names()) == {*metadata.tables, "alembic_version"}
+
+
+def test_migrating_again_changes_nothing_and_keeps_the_rows(database: Engine, open_engine) -> None:
+    created = ChatStore(database).create("kept")
+    migrate(database)
+    assert ChatStore(open_engine()).list() == [created]
+
+
+def test_processes_starting_together_migrate_once(database_settings: Settings) -> None:
+    """Replicas starting at once on a new database: one creates the tables under the migration lock, the
+    others wait and find them current (without the lock, the second CREATE TABLE fails)."""
+    engines = [create_database_engine(database_url(database_settings)) for _ in range(4)]
+    failures: list[BaseException] = []
+
+    def start(engine: Engine) -> None:
+        try:
+            migrate(engine)
+        except BaseException as failure:  # noqa: BLE001 - reported by the assert below
+            failures.append(failure)
+
+    threads = [threading.Thread(target=start, args=(engine,)) for engine in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
+    with engines[0].connect() as db:
+        assert db.execute(text("SELECT COUNT(*) FROM alembic_version")).scalar_one() == 1
+    for engine in engines:
+        engine.dispose()
+
+
+# The SQLite files as the release before the shared database wrote them: one file per store, these schemas.
+LEGACY_CHATS = """
+CREATE TABLE chats (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL
+);
+INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0), ('newer', 'Newer chat', 200.0, 400.5);
+"""
+LEGACY_MEMORY = """
+CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')), content TEXT NOT NULL, metadata TEXT NOT NULL,
+    timestamp TEXT NOT NULL
+);
+CREATE INDEX messages_session ON messages(session_id, seq);
+CREATE TABLE sessions (session_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL);
+CREATE INDEX sessions_chat ON sessions(chat_id);
+INSERT INTO messages (id, session_id, role, content, metadata, timestamp) VALUES
+    ('m1', 'older', 'user', 'What fell?', '{}', '2024-01-15T10:30:00.123Z'),
+    ('m2', 'older', 'assistant', 'Sales fell by 4 % [1].',
+     '{"sources": [{"page": 3, "excerpt": "Rückgang"}]}', '2024-01-15T10:30:00.123Z'),
+    ('m3', 'api-1', 'user', 'Another session', '{}', '2024-01-15T10:31:00.000Z'),
+    ('m4', 'older', 'user', 'And then?', '{"answered": false}', '2024-01-15T10:29:00.000Z');
+INSERT INTO sessions VALUES ('api-1', 'newer');
+"""
+LEGACY_DOCUMENTS = """
+CREATE TABLE documents (
+    document_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL, filename TEXT NOT NULL, sha256 TEXT NOT NULL,
+    file_type TEXT NOT NULL, size_bytes INTEGER NOT NULL, page_count INTEGER NOT NULL DEFAULT 0,
+    chunk_count INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX documents_chat_sha ON documents(chat_id, sha256);
+CREATE TABLE parents (
+    parent_id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX parents_document ON parents(document_id, seq);
+CREATE TABLE jobs (
+    job_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL, filename TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+    state TEXT NOT NULL, document_id TEXT, error TEXT, created_at REAL NOT NULL
+);
+CREATE INDEX jobs_chat ON jobs(chat_id, state);
+INSERT INTO documents VALUES
+    ('d1', 'older', 'report.pdf', 'aa', 'pdf', 12345, 2, 7, 'ready', 150.0),
+    ('d2', 'older', 'half.txt', 'bb', 'txt', 10, 1, 0, 'indexing', 160.0);
+INSERT INTO parents VALUES ('d1-p1', 'd1', 1, 2, 'page two'), ('d1-p0', 'd1', 0, 1, 'page one');
+INSERT INTO jobs VALUES ('d1', 'older', 'report.pdf', 12345, 'ready', 'd1', NULL, 150.0);
+"""
+
+
+def write_legacy_data_dir(settings: Settings) -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    for path, script in (
+        (settings.chats_db_path, LEGACY_CHATS), (settings.memory_db_path, LEGACY_MEMORY),
+        (settings.docstore_path, LEGACY_DOCUMENTS),
+    ):
+        with sqlite3.connect(path) as db:
+            db.executescript(script)
+        db.close()
+
+
+def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_and_documents(
+    database_settings: Settings,
+) -> None:
+    write_legacy_data_dir(database_settings)
+
+    engine = open_database(database_settings)
+    chats, memory, documents = ChatStore(engine), MemoryStore(engine), DocumentStore(engine)
+
+    assert chats.list() == [
+        ChatRecord("newer", "Newer chat", 200.0, 400.5), ChatRecord("older", "Older chat", 100.0, 300.0),
+    ]
+    # Messages keep their order (not their timestamps'), content and metadata; sessions keep their chat.
+    history = memory.history("older")
+    assert [(m.id, m.role, m.content) for m in history] == [
+        ("m1", "user", "What fell?"), ("m2", "assistant", "Sales fell by 4 % [1]."),
+        ("m4", "user", "And then?"),
+    ]
+    assert history[1].metadata == {"sources": [{"page": 3, "excerpt": "Rückgang"}]}
+    assert memory.chat_of("api-1") == "newer" and memory.has_conversation("newer")
+    assert memory.has_conversation("older")  # the chat's own session, never bound, counts as the chat's
+    # Only ready documents are listed; the one a crash left indexing is there for recovery to roll back.
+    assert [(d.document_id, d.size_bytes, d.chunk_count, d.status) for d in documents.list("older")] == [
+        ("d1", 12345, 7, READY)
+    ]
+    assert [d.document_id for d in documents.incomplete()] == ["d2"]
+    assert documents.get("older", "d2").status == INDEXING
+    assert documents.chat_parents("older") == [
+        Parent("d1-p0", "d1", "report.pdf", 1, "page one"),
+        Parent("d1-p1", "d1", "report.pdf", 2, "page two"),
+    ]
+    assert JobStore(engine).get("older", "d1").state == "ready"
+    # New rows follow the imported ones.
+    memory.add("older", "assistant", "It rose again.")
+    assert [m.id for m in memory.history("older")][:3] == ["m1", "m2", "m4"]
+    assert chats.create("third").id == chats.list()[0].id
+    engine.dispose()
+
+    # The copy is made once, when the database is created: opening it again copies nothing twice.
+    again = open_database(database_settings)
+    with again.connect() as db:
+        assert db.execute(select(func.count()).select_from(metadata.tables["messages"])).scalar_one() == 5
+        assert db.execute(select(func.count()).select_from(metadata.tables["chats"])).scalar_one() == 3
+    again.dispose()
+    # The old files are left as they were.
+    with sqlite3.connect(database_settings.memory_db_path) as old:
+        assert old.execute("SELECT COUNT(*) FROM messages").fetchone() == (4,)
+    old.close()
+
