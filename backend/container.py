@@ -86,6 +86,7 @@ def build_services(
     database = open_database(settings)
     documents = DocumentStore(database)
     keywords = BM25Store(settings.bm25_dir, Tokenizer(), documents)
+    keywords.import_legacy_files()
     jobs = JobStore(database)
     chunker = ParentChildChunker(
         settings.parent_chunk_size, settings.parent_chunk_overlap,

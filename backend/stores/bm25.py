@@ -34,14 +34,14 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
 import bm25s
 import numpy as np
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from backend.errors import RetrievalFailed
 from backend.ids import collection_name
@@ -56,6 +56,8 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 FILE_FORMAT = "axiom-bm25"
 FILE_VERSION = 2  # 2: a cache of the database's chunks, labelled with the chat's version
 _CHUNK_FIELDS = tuple(field.name for field in fields(Chunk))
+# What a chunk record of a version 1 file (the truth before the chunks table) holds.
+_V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text")
 
 # The usual BM25 parameters (Lucene's idf, which is never negative, unlike BM25Okapi's).
 K1 = 1.5
@@ -146,6 +148,8 @@ class ChunkSource(Protocol):
 
     def chunks(self, chat_id: str) -> list[Chunk]: ...
 
+    def import_chunks(self, chunks: Sequence[Chunk]) -> int: ...
+
 
 class BM25Store:
     """One BM25 index per chat, derived from ``source`` and cached in memory and under ``cache_dir``; see the
@@ -162,6 +166,33 @@ class BM25Store:
         self._registry_lock = threading.Lock()
         self._chat_locks: dict[str, threading.Lock] = {}
         self._loaded: dict[str, _ChatIndex] = {}
+
+    def import_legacy_files(self) -> int:
+        """Copies the chunks in the BM25 files of releases before the chunks table (format version 1, the truth
+        then) into the database, for ready documents that have none there, and removes the files; returns how
+        many chunks were copied. Run at start-up: the first replica to start on an upgraded data dir does it."""
+        imported = 0
+        for path in sorted(self._cache_dir.glob("chat_*.jsonl")) if self._cache_dir.is_dir() else []:
+            header = self._read_header(path)
+            if header is None or header.get("format") != FILE_FORMAT or header.get("version") != 1:
+                continue
+            try:
+                with path.open(encoding="utf-8") as lines:
+                    next(lines)
+                    records = [json.loads(line) for line in lines]
+                chunks = [Chunk(**{name: record[name] for name in _V1_FIELDS}) for record in records]
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+                logger.exception("BM25 file %s of an earlier release is unreadable; its chunks were not copied", path)
+                continue
+            try:
+                imported += self._source.import_chunks(chunks)
+            except IntegrityError:  # another replica starting at the same time copied them first
+                logger.info("The chunks of %s were copied by another replica", path)
+                continue
+            path.unlink()
+        if imported:
+            logger.info("Copied %d chunks from the BM25 files of an earlier release into the database", imported)
+        return imported
 
     def refresh(self, chat_id: str) -> None:
         """Brings the chat's cache up to date now (after an upload, so its first question does not wait)."""

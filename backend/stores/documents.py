@@ -117,6 +117,33 @@ class DocumentStore:
             _bump_version(db, chat_id)
             return sum(status == READY for status in statuses)
 
+    def import_chunks(self, chunks: Sequence[Chunk]) -> int:
+        """Stores the chunks of ready documents that have none yet (those of a release that kept chunk texts only
+        in its BM25 files); returns how many were stored."""
+        by_document: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            by_document.setdefault(chunk.document_id, []).append(chunk)
+        stored = 0
+        with self._engine.begin() as db:
+            for document_id, its_chunks in by_document.items():
+                ready = db.execute(
+                    select(documents.c.chat_id).where(documents.c.document_id == document_id,
+                                                      documents.c.status == READY)
+                ).scalar_one_or_none()
+                has_chunks = db.execute(
+                    select(chunk_table.c.chunk_id).where(chunk_table.c.document_id == document_id).limit(1)
+                ).first()
+                if ready is None or has_chunks is not None:
+                    continue
+                db.execute(insert(chunk_table), [
+                    {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
+                     "page": c.page, "text": c.text}
+                    for seq, c in enumerate(its_chunks)
+                ])
+                _bump_version(db, ready)
+                stored += len(its_chunks)
+        return stored
+
     def version(self, chat_id: str) -> str | None:
         """A token that changes whenever the chat's ready documents do; None before its first document."""
         with self._engine.connect() as db:

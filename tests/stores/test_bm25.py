@@ -1,6 +1,7 @@
 """The BM25 cache on a real database (SQLite and PostgreSQL): derived from the chunks table and the chat's version,
 so replicas sharing one database each see every upload and delete at their next search."""
 
+import json
 import logging
 import threading
 from collections import defaultdict
@@ -49,6 +50,9 @@ class CountingSource:
     def chunks(self, chat_id):
         self.chunk_reads += 1
         return self._documents.chunks(chat_id)
+
+    def import_chunks(self, chunks):
+        return self._documents.import_chunks(chunks)
 
 
 @pytest.fixture
@@ -243,6 +247,31 @@ def test_a_cache_file_from_another_tokenizer_is_not_used(store, documents, index
     unstemmed = BM25Store(index_dir, Tokenizer(stem=False), documents)
     assert ids(unstemmed.search("chat1", "running", k=5)) == ["doc-p0-c0"]
     assert unstemmed.search("chat1", "run", k=5) == []
+
+
+def test_the_bm25_files_of_an_earlier_release_are_copied_into_the_database(store, documents, index_dir):
+    """Before the chunks table, a chat's file (format version 1) was the only copy of its chunk texts."""
+    add(documents, "chat1", [VACCINE])  # a document of this release: its chunks are already stored
+    for document_id in ("baking", "astronomy"):  # documents of the earlier release: no chunks in the database
+        documents.begin(new_record(
+            document_id=document_id, chat_id="chat1", filename=f"{document_id}.txt", sha256=document_id,
+            file_type="txt", size_bytes=1, page_count=1,
+        ))
+        documents.mark_ready(document_id, [], 1)
+    index_dir.mkdir()
+    records = [{**vars_of(chunk), "terms": "x"} for chunk in (BREAD, ORBITS, TIDES, VACCINE)]
+    header = {"format": "axiom-bm25", "version": 1, "tokenizer": "old"}
+    (index_dir / "chat_chat1.jsonl").write_text("\n".join(json.dumps(line) for line in [header, *records]) + "\n")
+
+    assert store.import_legacy_files() == 3
+    assert not (index_dir / "chat_chat1.jsonl").exists()
+    assert ids(store.search("chat1", "sun orbits", k=5)) == [ORBITS.chunk_id, TIDES.chunk_id]
+    assert store.count("chat1") == 4
+    assert store.import_legacy_files() == 0  # the cache file now written is not an earlier release's
+
+
+def vars_of(chunk: Chunk) -> dict:
+    return {name: getattr(chunk, name) for name in ("chunk_id", "parent_id", "document_id", "filename", "page", "text")}
 
 
 def test_a_database_that_cannot_be_read_fails_the_search(index_dir, tmp_path):
