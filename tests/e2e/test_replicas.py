@@ -149,14 +149,18 @@ def test_a_replica_killed_while_indexing_leaves_the_job_to_the_other(deployment,
     doomed = pids[int(claimed_by.split(":")[1])]
     survivor = deployment.b if doomed is deployment.a else deployment.a
     with survivor.client(timeout=60) as client:
+        def job_state() -> dict:
+            response = client.get(f"/chat/{CHAT}/documents/{job['id']}")
+            assert response.status_code == 200, response.text
+            return response.json()
+
         # Killed once it is well into the work (its progress, written by its heartbeat, seen by the other).
-        wait_for(lambda: client.get(f"/chat/{CHAT}/documents/{job['id']}").json()["percent"] >= 20,
-                 "the job's progress", timeout=INDEX_TIMEOUT)
+        wait_for(lambda: job_state()["percent"] >= 20, "the job's progress", timeout=INDEX_TIMEOUT)
         doomed.process.send_signal(signal.SIGKILL)
         doomed.process.wait()
 
         def finished() -> dict | None:
-            state = client.get(f"/chat/{CHAT}/documents/{job['id']}").json()
+            state = job_state()
             return state if state["status"] not in ("queued", "indexing") else None
 
         state = wait_for(finished, "the survivor to finish the job", timeout=INDEX_TIMEOUT)
