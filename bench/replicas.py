@@ -37,10 +37,9 @@ CHUNK_CHARS = 400
 def store_corpus(documents: DocumentStore, chunks_wanted: int) -> int:
     dataset = load_beir(shared_data() / "beir-scifact")
     stored = 0
-    for number, (doc_id, document) in enumerate(dataset.corpus.items()):
+    for number, (doc_id, text) in enumerate(dataset.corpus.items()):
         if stored >= chunks_wanted:
             break
-        text = f"{document.title}. {document.text}"
         document_id = f"d{number}"
         chunks = [
             Chunk(f"{document_id}-c{i}", f"{document_id}-p0", document_id, f"{doc_id}.txt", 1,
@@ -103,6 +102,7 @@ def bench_replicas(work: Path) -> None:
     if binaries is None:
         sys.exit("PostgreSQL's binaries were not found: scripts/install-postgresql.sh installs them")
     postgres = PostgresServer.start(binaries)
+    (work / "chroma").mkdir()
     chroma = start_chroma_server(work / "chroma")
     environment = {
         "AXIOM_DATABASE_URL": postgres.create_database(), "AXIOM_CHROMA_HOST": chroma.host,
