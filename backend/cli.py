@@ -1,5 +1,5 @@
-"""`axiom serve | ingest | search | ask | eval retrieval | groundedness | router | answerability` — the command
-line, over the same services as the API."""
+"""`axiom serve | ingest | search | ask | keys create | list | revoke | eval retrieval | groundedness | router |
+answerability` — the command line, over the same services as the API."""
 
 from __future__ import annotations
 
@@ -8,17 +8,21 @@ import json
 import logging
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from backend.config import Settings
 from backend.errors import AxiomError
+from backend.ids import ID_RULE
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from backend.api.app import create_app
+    from backend.api.auth import check_exposure
 
+    check_exposure(args.host, settings)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -29,6 +33,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     services = build_services(settings)
     failures = 0
     try:
+        if args.user:
+            _give_chat(services, args.chat, args.user)
         for path in args.files:
             try:
                 result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
@@ -42,6 +48,18 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         services.close()
     return 1 if failures else 0
+
+
+def _give_chat(services, chat_id: str, user_name: str) -> None:
+    """The chat becomes ``user_name``'s (with AXIOM_AUTH=api-key only its owner reaches it): a new one, or one
+    without an owner; another user's is refused."""
+    from backend.errors import NotFound
+
+    user = services.users.user_named(user_name)
+    if user is None:
+        raise NotFound(f"No user is called {user_name}; `axiom keys create --user {user_name}` makes one.")
+    if services.chats.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
+        raise NotFound(f"Chat {chat_id} belongs to another user.", chat_id=chat_id)
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
@@ -96,6 +114,37 @@ def _print_answer(events) -> int:
     return 0
 
 
+def _user_store(settings: Settings):
+    from backend.stores.database import open_database
+    from backend.stores.users import UserStore
+
+    return UserStore(open_database(settings))
+
+
+def _keys_create(args: argparse.Namespace, settings: Settings) -> int:
+    made = _user_store(settings).create_key(args.user)
+    print(f"API key {made.record.key_id} for {made.record.user} (shown only now; it is stored hashed):\n\n"
+          f"    {made.key}\n\nClients send it as `Authorization: Bearer {made.key}` (AXIOM_AUTH=api-key).")
+    return 0
+
+
+def _keys_list(args: argparse.Namespace, settings: Settings) -> int:
+    print(f"{'KEY ID':<14}{'USER':<24}{'CREATED':<22}REVOKED")
+    for key in _user_store(settings).api_keys():
+        print(f"{key.key_id:<14}{key.user:<24}{_when(key.created_at):<22}{_when(key.revoked_at) or '-'}")
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace, settings: Settings) -> int:
+    revoked = _user_store(settings).revoke(args.key_id)
+    print(f"API key {revoked.key_id} of {revoked.user} revoked: it no longer works.")
+    return 0
+
+
+def _when(timestamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp)) if timestamp is not None else ""
+
+
 def _eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
     from backend.eval.beir import load_beir
@@ -116,7 +165,7 @@ def _fresh_index(settings: Settings, work_dir: str) -> Settings:
     user's, so re-running does not re-embed."""
     stores = {
         "chroma_path", "bm25_dir", "database_url", "docstore_path", "memory_db_path", "chats_db_path",
-        "chroma_host", "data_dir",
+        "users_db_path", "chroma_host", "data_dir",
     }
     return Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
 
@@ -169,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
     ingest.add_argument("--chat", required=True, help="chat id")
+    ingest.add_argument(
+        "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
+        "owner, and no user reaches it while keys are on",
+    )
     ingest.add_argument("files", nargs="+", type=Path)
     ingest.set_defaults(run=_ingest)
 
@@ -187,6 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question")
     ask.set_defaults(run=_ask)
+
+    keys = commands.add_parser("keys", help="API keys, for AXIOM_AUTH=api-key")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    create = key_commands.add_parser("create", help="make a key for a user (made on their first key); shown once")
+    create.add_argument("--user", required=True, help=f"user name: {ID_RULE}")
+    create.set_defaults(run=_keys_create)
+    key_commands.add_parser("list", help="every key: id, user, created, revoked").set_defaults(run=_keys_list)
+    revoke = key_commands.add_parser("revoke", help="stop a key from working (it stays listed)")
+    revoke.add_argument("key_id", help="the key's id, from `axiom keys list`")
+    revoke.set_defaults(run=_keys_revoke)
 
     evaluate = commands.add_parser("eval", help="measure quality on public datasets")
     evals = evaluate.add_subparsers(dest="eval_command", required=True)

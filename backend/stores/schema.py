@@ -9,6 +9,8 @@ on either engine.
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -22,6 +24,7 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    TypeDecorator,
     false,
 )
 
@@ -36,6 +39,29 @@ metadata = MetaData(
     }
 )
 
+
+class _NulSafeText(TypeDecorator):
+    """PostgreSQL text that keeps NUL characters, which its text type refuses but a person's message may hold
+    (SQLite keeps them as they are). Reversibly spelled: NUL as U+E000 "0", U+E000 itself doubled."""
+
+    impl = Text
+    cache_ok = True
+    _ESCAPED = re.compile("\ue000(.)", re.DOTALL)
+
+    def process_bind_param(self, value: str | None, dialect) -> str | None:
+        if value is None or ("\x00" not in value and "\ue000" not in value):
+            return value
+        return value.replace("\ue000", "\ue000\ue000").replace("\x00", "\ue0000")
+
+    def process_result_value(self, value: str | None, dialect) -> str | None:
+        if value is None or "\ue000" not in value:
+            return value
+        return self._ESCAPED.sub(lambda escaped: "\x00" if escaped[1] == "0" else escaped[1], value)
+
+
+# Free text as people (and the model) write it; other text columns hold ids, file names and JSON, never a NUL.
+_FreeText = Text().with_variant(_NulSafeText(), "postgresql")
+
 # An increasing row number: what orders rows written within the same clock tick. SQLite autoincrements only an
 # INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit sequence.
 _Sequence = BigInteger().with_variant(Integer(), "sqlite")
@@ -46,7 +72,7 @@ chats = Table(
     metadata,
     Column("seq", _Sequence, primary_key=True, autoincrement=True),
     Column("id", Text, nullable=False, unique=True),
-    Column("title", Text, nullable=False),
+    Column("title", _FreeText, nullable=False),
     Column("created_at", Double, nullable=False),
     Column("updated_at", Double, nullable=False),
     Column("owner", Text, nullable=True),
@@ -61,7 +87,7 @@ messages = Table(
     Column("id", Text, nullable=False, unique=True),
     Column("session_id", Text, nullable=False),
     Column("role", Text, CheckConstraint("role IN ('user', 'assistant')", name="role"), nullable=False),
-    Column("content", Text, nullable=False),
+    Column("content", _FreeText, nullable=False),
     Column("metadata", Text, nullable=False),  # JSON
     Column("timestamp", Text, nullable=False),  # ISO-8601 UTC, e.g. "2024-01-15T10:30:00.123Z"
     Index("messages_session", "session_id", "seq"),

@@ -26,9 +26,21 @@ def test_the_root_is_the_web_ui_and_is_revalidated(client):
     assert "<html" in response.text.lower()
 
 
+def test_the_web_ui_runs_only_its_own_scripts(client):
+    """Defence in depth behind the answer renderer (frontend/assets/js/markdown.js): no inline script or event
+    handler runs and nothing loads from another origin, even if markup reached the page."""
+    policy = dict(
+        directive.strip().split(" ", 1) for directive in client.get("/").headers["content-security-policy"].split(";")
+    )
+    assert policy["default-src"] == "'self'"  # covers script-src, img-src, connect-src: no 'unsafe-inline'
+    assert policy["object-src"] == "'none'"
+
+
 @pytest.mark.parametrize(
     ("path", "content_types"),
-    [("/assets/app.js", ("text/javascript", "application/javascript")), ("/assets/app.css", ("text/css",))],
+    [("/assets/app.js", ("text/javascript", "application/javascript")), ("/assets/app.css", ("text/css",)),
+     # A module script must be served as JavaScript or the browser refuses it; .mjs is not in every mime table.
+     ("/assets/vendor/dompurify/purify.es.mjs", ("text/javascript", "application/javascript"))],
 )
 def test_the_assets_are_served_with_their_content_types(client, path, content_types):
     response = client.get(path)

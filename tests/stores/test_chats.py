@@ -58,6 +58,12 @@ def test_chats_persist_across_store_instances(chats: ChatStore, open_engine) -> 
     assert ChatStore(open_engine()).list() == [created]
 
 
+def test_a_title_keeps_whatever_characters_it_was_given(chats: ChatStore) -> None:
+    created = chats.create("Nul \x00 and private use \ue000 kept")
+    assert chats.get(created.id).title == "Nul \x00 and private use \ue000 kept"
+    assert chats.rename(created.id, "\x00\ue0000").title == chats.get(created.id).title == "\x00\ue0000"
+
+
 @pytest.mark.parametrize(
     "call",
     [lambda c, i: c.get(i), lambda c, i: c.rename(i, "title"), lambda c, i: c.remove(i)],
@@ -70,3 +76,24 @@ def test_invalid_chat_ids_are_refused(chats: ChatStore, call, chat_id: str) -> N
 
     assert refused.value.details["field"] == "chat_id"
     assert chats.list() == []
+
+
+def test_chats_are_listed_by_owner_when_asked(chats: ChatStore) -> None:
+    ownerless = chats.create("Made with keys off")
+    mine = chats.create("Mine", owner="u1")
+
+    assert chats.get(ownerless.id).owner is None and chats.get(mine.id) == mine
+    assert [record.id for record in chats.list(owner="u1")] == [mine.id]
+    assert {record.id for record in chats.list()} == {ownerless.id, mine.id}
+
+
+def test_a_claim_keeps_the_first_owner(chats: ChatStore) -> None:
+    assert chats.claim("shared-id", "alice", title="shared-id").owner == "alice"
+    assert chats.claim("shared-id", "bob", title="shared-id").owner == "alice"
+    renamed = chats.rename("shared-id", "Alice's")
+    assert (renamed.title, renamed.owner) == ("Alice's", "alice")
+
+
+def test_a_claim_gives_a_chat_without_an_owner(chats: ChatStore) -> None:
+    chats.rename("before-keys", "Made with keys off")
+    assert chats.claim("before-keys", "alice", title="before-keys").owner == "alice"

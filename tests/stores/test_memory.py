@@ -418,3 +418,12 @@ def test_clearing_a_session_unbinds_it(memory: MemoryStore) -> None:
 
     assert memory.clear("s1") == 1
     assert memory.chat_of("s1") is None
+
+
+def test_any_text_round_trips_on_every_engine(memory: MemoryStore, open_engine) -> None:
+    """PostgreSQL's text type refuses NUL; what a person typed is kept as typed anyway."""
+    odd = ["a\x00b", "\x00", "\ue000", "\ue0000", "\ue000\x00\ue000\ue000", "plain"]
+    for content in odd:
+        memory.add("s1", "user", content)
+
+    assert contents(MemoryStore(open_engine()).history("s1")) == odd

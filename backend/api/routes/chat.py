@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
-from backend.api.deps import AnswererDep, ApiSettingsDep, ChatId
+from backend.api.auth import user_default_chat_id
+from backend.api.deps import AnswererDep, ApiSettingsDep, ChatId, UserDep
 from backend.api.schemas import (
     ChatRequest,
     ChatResponse,
@@ -30,27 +31,32 @@ _STREAM_DOC = {
 
 
 @router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 503))
-async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep) -> ChatResponse:
+async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep, user: UserDep) -> ChatResponse:
     question = answerer.question(
-        body.message, chat_id=body.chat_id or api.default_chat_id, session_id=body.session_id
+        body.message, chat_id=body.chat_id or user_default_chat_id(api.default_chat_id, user),
+        session_id=body.session_id, user=user,
     )
     answered = await call_in_thread(lambda: answerer.answer(question))
     return ChatResponse.of(answered.answer, session_id=question.session_id, message_id=answered.message_id)
 
 
 @router.post("/chat/{chat_id}/stream", response_class=EventSourceResponse, responses=_STREAM_DOC)
-async def chat_stream(chat_id: ChatId, body: ChatStreamRequest, answerer: AnswererDep) -> EventSourceResponse:
-    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id)
+async def chat_stream(
+    chat_id: ChatId, body: ChatStreamRequest, answerer: AnswererDep, user: UserDep
+) -> EventSourceResponse:
+    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id, user=user)
     return stream_response(chat_events(answerer, question))
 
 
 @router.post("/chat/stream", response_class=EventSourceResponse, responses=_STREAM_DOC, deprecated=True)
-async def legacy_chat_stream(body: LegacyStreamRequest, answerer: AnswererDep) -> EventSourceResponse:
+async def legacy_chat_stream(
+    body: LegacyStreamRequest, answerer: AnswererDep, user: UserDep
+) -> EventSourceResponse:
     """The pre-ADR-007 stream: the chat is named by its collection, ``chat_{chat_id}``."""
     if not body.collection_name.startswith(_COLLECTION_PREFIX):
         raise ValidationFailed(
             f"collection_name must be '{_COLLECTION_PREFIX}' followed by a chat id.", field="collection_name"
         )
     chat_id = body.collection_name.removeprefix(_COLLECTION_PREFIX)
-    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id)
+    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id, user=user)
     return stream_response(chat_events(answerer, question))

@@ -4,23 +4,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from backend.api.deps import ChatId, ChatsDep
+from backend.api.deps import ChatId, ChatsDep, UserDep
 from backend.api.schemas import ChatDeleted, ChatList, ChatOut, ChatRename, NewChat, error_responses
 
 router = APIRouter(tags=["chats"])
 
 
 @router.get("/chats", response_model=ChatList)
-def list_chats(chats: ChatsDep) -> ChatList:
-    """Named chats and every chat that has documents, most recently updated first."""
-    return ChatList(chats=[ChatOut.of(chat) for chat in chats.list()])
+def list_chats(chats: ChatsDep, user: UserDep) -> ChatList:
+    """Named chats and every chat that has documents, most recently updated first (with API keys on, the
+    user's own chats)."""
+    return ChatList(chats=[ChatOut.of(chat) for chat in chats.list(user)])
 
 
 @router.post(
     "/chats", response_model=ChatOut, status_code=status.HTTP_201_CREATED, responses=error_responses(400)
 )
-def create_chat(chats: ChatsDep, body: NewChat | None = None) -> ChatOut:
-    return ChatOut.of(chats.create(body.title if body else None))
+def create_chat(chats: ChatsDep, user: UserDep, body: NewChat | None = None) -> ChatOut:
+    return ChatOut.of(chats.create(body.title if body else None, user))
 
 
 @router.patch("/chats/{chat_id}", response_model=ChatOut, responses=error_responses(400, 404))

@@ -8,7 +8,18 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from backend.api.deps import ApiSettingsDep, ChatId, ChatsDep, DocId, JobsDep, ServicesDep, UploadsDep
+from backend.api.chats import document_not_found
+from backend.api.deps import (
+    ApiSettingsDep,
+    ChatId,
+    ChatsDep,
+    ClaimedChatId,
+    DocId,
+    DocumentChatId,
+    JobsDep,
+    ServicesDep,
+    UploadsDep,
+)
 from backend.api.multipart import receive_files
 from backend.api.schemas import (
     DocumentDeleted,
@@ -18,7 +29,7 @@ from backend.api.schemas import (
     UploadResponse,
     error_responses,
 )
-from backend.errors import NotFound
+from backend.ingest.loaders import FILE_TYPES_BY_EXTENSION
 
 router = APIRouter(tags=["documents"])
 
@@ -47,13 +58,10 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
     files.update(minItems=1, maxItems=max_files)
     files["items"]["maxLength"] = max_file_bytes
     files["description"] = (
-        f"1 to {max_files} PDF, TXT, MD or DOCX files of at most {max_file_bytes} bytes each (413 when larger); "
+        f"1 to {max_files} files ({', '.join(FILE_TYPES_BY_EXTENSION)}) of at most {max_file_bytes} bytes each "
+        "(413 when larger); "
         "the type is judged by content (415 when unsupported, 422 when unreadable)"
     )
-
-
-def _not_found(doc_id: str) -> NotFound:
-    return NotFound(f"Document {doc_id} was not found in this chat.", doc_id=doc_id)
 
 
 @router.post(
@@ -64,7 +72,7 @@ def _not_found(doc_id: str) -> NotFound:
     openapi_extra=_MULTIPART_BODY,
 )
 async def upload_documents(
-    chat_id: ChatId,
+    chat_id: ClaimedChatId,
     request: Request,
     services: ServicesDep,
     api: ApiSettingsDep,
@@ -94,7 +102,7 @@ def list_documents(chat_id: ChatId, chats: ChatsDep) -> DocumentList:
 
 
 @router.get("/chat/{chat_id}/documents/{doc_id}", response_model=DocumentState, responses=error_responses(400, 404))
-def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: JobsDep) -> DocumentState:
+def document_state(chat_id: DocumentChatId, doc_id: DocId, services: ServicesDep, jobs: JobsDep) -> DocumentState:
     """A background job's status and percent (by the id the upload returned), or a document's."""
     job = jobs.get(chat_id, doc_id)
     if job is not None:
@@ -102,7 +110,7 @@ def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: 
         return DocumentState.of_job(job, made)
     record = services.documents.get(chat_id, doc_id)
     if record is None:
-        raise _not_found(doc_id)
+        raise document_not_found(doc_id)
     return DocumentState.of_record(record)
 
 
@@ -110,7 +118,7 @@ def document_state(chat_id: ChatId, doc_id: DocId, services: ServicesDep, jobs: 
     "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted,
     responses=error_responses(400, 404, 409),
 )
-def delete_document(chat_id: ChatId, doc_id: DocId, uploads: UploadsDep) -> DocumentDeleted:
+def delete_document(chat_id: DocumentChatId, doc_id: DocId, uploads: UploadsDep) -> DocumentDeleted:
     """Removes the document from Chroma, BM25 and the registry (no original file is kept on disk). By a background
     job's id while it is queued or indexing: cancels it, and what it had done is rolled back (409 only if it is
     already storing its document and still is after a wait)."""

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from backend.api.chats import session_not_found
 from backend.api.deps import ServicesDep, SessionId
 from backend.api.schemas import History, HistoryCleared, HistoryMessage, error_responses
-from backend.errors import NotFound
 
 router = APIRouter(tags=["history"])
-
-
-def _unknown(session_id: str) -> NotFound:
-    return NotFound(f"Session {session_id} has no messages.", session_id=session_id)
 
 
 @router.get("/chat/history/{session_id}", response_model=History, responses=error_responses(400, 404))
 def get_history(session_id: SessionId, services: ServicesDep) -> History:
     messages = services.memory.history(session_id)
     if not messages:
-        raise _unknown(session_id)
+        raise session_not_found(session_id)
     return History(session_id=session_id, messages=[HistoryMessage.of(m) for m in messages])
 
 
@@ -27,5 +23,5 @@ def get_history(session_id: SessionId, services: ServicesDep) -> History:
 def clear_history(session_id: SessionId, services: ServicesDep) -> HistoryCleared:
     deleted = services.memory.clear(session_id)
     if not deleted:
-        raise _unknown(session_id)
+        raise session_not_found(session_id)
     return HistoryCleared(session_id=session_id, deleted=deleted)

@@ -13,7 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
-from backend.api.deps import AnswererDep, ApiSettingsDep
+from backend.api.auth import user_default_chat_id
+from backend.api.deps import AnswererDep, ApiSettingsDep, UserDep
 from backend.api.openai_format import completion, completion_chunks, model_list
 from backend.api.schemas import ChatCompletionRequest, Id, error_responses
 from backend.api.sse import call_in_thread, stream_response
@@ -32,6 +33,7 @@ async def chat_completions(
     body: ChatCompletionRequest,
     answerer: AnswererDep,
     api: ApiSettingsDep,
+    user: UserDep,
     x_axiom_chat_id: Annotated[Id | None, Header()] = None,
     x_axiom_session_id: Annotated[Id | None, Header()] = None,
 ) -> dict | EventSourceResponse:
@@ -43,8 +45,8 @@ async def chat_completions(
     metadata = body.metadata or {}
     question = answerer.question(
         question_message.text(),
-        chat_id=x_axiom_chat_id or metadata.get("chat_id") or api.default_chat_id,
-        session_id=x_axiom_session_id or metadata.get("session_id"),
+        chat_id=x_axiom_chat_id or metadata.get("chat_id") or user_default_chat_id(api.default_chat_id, user),
+        session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
     )
     if body.stream:
         return stream_response(completion_chunks(answerer, question, model=api.model_name))

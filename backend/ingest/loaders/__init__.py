@@ -1,7 +1,8 @@
 """Turn an uploaded file's bytes into pages of clean text.
 
-The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, any case); the content decides
-whether it really is that type. Every failure is a typed, user-readable error:
+The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, .pptx, .xlsx, .csv, .tsv,
+.html, .htm, .xhtml, .epub, any case); the content decides whether it really is that type. Every failure is a
+typed, user-readable error:
 
 - unknown extension, or content of another kind than the extension claims (a PNG named .pdf, a zip without
   ``word/document.xml`` named .docx, binary data named .txt) → ``UnsupportedFileType``: whatever its name says,
@@ -10,10 +11,13 @@ whether it really is that type. Every failure is a typed, user-readable error:
   → ``UnreadableDocument(reason=CORRUPT)``;
 - 0 bytes or only whitespace → ``EMPTY``; needs a password to open → ``ENCRYPTED`` (a PDF that opens with the empty
   user password, i.e. one only restricted by an owner password, loads);
+- reading it would take more memory or time than a document may use (a zip bomb, a sheet declaring a billion
+  cells, a 50 MB web page) → ``TOO_COMPLEX``, found before the file is parsed whole;
 - parses but yields no readable text (scanned pages; a PDF text layer that decodes to mojibake) → ``NO_TEXT``.
 
 PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
-its "pages" are the stretches between explicit page breaks and page-starting section breaks.
+its "pages" are the stretches between explicit page breaks and page-starting section breaks. A PPTX slide, an
+XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
 """
 
 from __future__ import annotations
@@ -24,21 +28,36 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders.csv import load_csv
 from backend.ingest.loaders.docx import load_docx
+from backend.ingest.loaders.epub import load_epub
+from backend.ingest.loaders.html import load_html
 from backend.ingest.loaders.pdf import load_pdf
 from backend.ingest.loaders.plain import load_text
+from backend.ingest.loaders.pptx import load_pptx
 from backend.ingest.loaders.text import normalise_text
+from backend.ingest.loaders.xlsx import load_xlsx
 from backend.models import LoadedDocument, Page
 
 __all__ = ["FILE_TYPES_BY_EXTENSION", "base_filename", "load_document", "normalise_text"]
 
 FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
+# Slides, spreadsheets, web pages and e-books.
+FILE_TYPES_BY_EXTENSION |= {
+    ".pptx": "pptx", ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".html": "html", ".htm": "html",
+    ".xhtml": "html", ".epub": "epub",
+}
 
 _LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
     "pdf": load_pdf,
     "txt": load_text,
     "md": load_text,
     "docx": load_docx,
+    "pptx": load_pptx,
+    "xlsx": load_xlsx,
+    "csv": load_csv,
+    "html": load_html,
+    "epub": load_epub,
 }
 
 

@@ -1,28 +1,23 @@
 """DOCX (python-docx): a DOCX has no fixed pages, so its "pages" are the stretches between explicit page breaks and
-page-starting section breaks. The archive and the body's size are checked before the body is built."""
+page-starting section breaks. The archive and the body's size are checked (loaders/package.py) before python-docx
+builds the body: 64 MB of empty paragraphs would be 11 M lxml nodes and 1.35 GB."""
 
 from __future__ import annotations
 
 import io
 import itertools
-import zipfile
 
 import docx
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
-from lxml import etree
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
 from backend.ingest.loaders.text import corrupt, pages_with_text
 from backend.models import Page
 
-_ZIP_MAGIC = b"PK\x03\x04"
+_KIND = "Word document"
 _DOCX_MAIN_PART = "word/document.xml"
-# python-docx inflates every part in memory; a small zip that expands to gigabytes must not take the server down.
-_DOCX_MAX_EXPANDED_BYTES = 512 * 1024 * 1024
-# python-docx holds the whole body as an lxml tree (~120 bytes a node): 64 MB of empty paragraphs is 11 M nodes and
-# 1.35 GB. A 400-page report has a few hundred thousand nodes; past this many the body is refused before it is built.
-_DOCX_MAX_BODY_ELEMENTS = 2_000_000
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
@@ -41,18 +36,18 @@ _W_VAL, _W_TYPE = qn("w:val"), qn("w:type")
 
 
 def load_docx(name: str, data: bytes) -> list[Page]:
-    if not data.startswith(_ZIP_MAGIC):
+    if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(
             f"“{name}” is named .docx but is not a Word document (older binary .doc files are not supported: "
             "save it as .docx first).",
             filename=name,
         )
-    _check_docx_archive(name, data)
-    _check_docx_body_size(name, data)
+    with open_package(name, data, _KIND, _DOCX_MAIN_PART) as archive:
+        check_element_count(name, _KIND, archive, [_DOCX_MAIN_PART], too_many="paragraphs and other parts")
     try:
         body = docx.Document(io.BytesIO(data)).element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
-        raise corrupt(name, "Word document") from error
+        raise corrupt(name, _KIND) from error
     pages = pages_with_text(_document_text(body).split(_PAGE_BREAK))
     if not pages:
         raise UnreadableDocument(
@@ -61,41 +56,6 @@ def load_docx(name: str, data: bytes) -> list[Page]:
             filename=name,
         )
     return pages
-
-
-def _check_docx_archive(name: str, data: bytes) -> None:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as error:
-        raise corrupt(name, "Word document") from error
-    if _DOCX_MAIN_PART not in {member.filename for member in members}:
-        raise UnsupportedFileType(
-            f"“{name}” is a zip archive but not a Word document (it has no {_DOCX_MAIN_PART}).", filename=name
-        )
-    if sum(member.file_size for member in members) > _DOCX_MAX_EXPANDED_BYTES:
-        raise corrupt(name, "Word document")
-
-
-def _check_docx_body_size(name: str, data: bytes) -> None:
-    """Counts the main part's elements with a streaming reader that keeps none of them, so a body too large to
-    hold is refused in constant memory."""
-    elements = 0
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive, archive.open(_DOCX_MAIN_PART) as part:
-            for _, element in etree.iterparse(part, events=("end",), resolve_entities=False, no_network=True):
-                elements += 1
-                if elements > _DOCX_MAX_BODY_ELEMENTS:
-                    raise UnreadableDocument(
-                        f"“{name}” has too many paragraphs and other parts to read safely (more than "
-                        f"{_DOCX_MAX_BODY_ELEMENTS:,}). Split it into smaller documents and upload those.",
-                        reason=UnreadableDocument.TOO_COMPLEX, filename=name,
-                    )
-                element.clear(keep_tail=True)
-                while element.getprevious() is not None:  # drop finished siblings, or the tree still grows
-                    del element.getparent()[0]
-    except (etree.XMLSyntaxError, zipfile.BadZipFile, OSError, EOFError) as error:
-        raise corrupt(name, "Word document") from error
 
 
 def _document_text(body: BaseOxmlElement) -> str:

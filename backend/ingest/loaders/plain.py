@@ -28,7 +28,7 @@ _TEXT_MAX_UNREADABLE_SHARE = 0.05
 
 
 def load_text(name: str, data: bytes) -> list[Page]:
-    text = _decode_text(name, data)
+    text = decode_text(name, data)
     pages = pages_with_text([text])
     if not pages:
         raise UnreadableDocument(
@@ -37,14 +37,15 @@ def load_text(name: str, data: bytes) -> list[Page]:
     return pages
 
 
-def _decode_text(name: str, data: bytes) -> str:
+def decode_text(name: str, data: bytes, kind: str = "a text file") -> str:
+    """``data`` as text (``kind`` names what the file claims to be when it turns out binary)."""
     text = _decode_by_bom(data)
     if text is None:
         text = "" if b"\x00" in data else _decode_without_bom(data)
         controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r\f")
         if not text or controls > _BINARY_CONTROL_SHARE * len(text):
             raise UnsupportedFileType(
-                f"“{name}” is named as a text file but contains binary data, not text.", filename=name
+                f"“{name}” is named as {kind} but contains binary data, not text.", filename=name
             )
     if _unreadable_share(text) > _TEXT_MAX_UNREADABLE_SHARE:
         raise UnreadableDocument(

@@ -1,4 +1,5 @@
 // The HTTP API (docs/api.md). Every failure becomes an ApiError carrying the server's {error, message, details}.
+import { askForKey, authHeaders, currentKey } from "./auth.js";
 import { SSEParser } from "./sse.js";
 
 export class ApiError extends Error {
@@ -20,19 +21,47 @@ async function errorFrom(response) {
   }
 }
 
+// `send(headers)` with the API key's headers; sent again with another key while the server refuses the key (401).
+async function withKey(send) {
+  for (;;) {
+    const key = currentKey();
+    const response = await send(authHeaders(key));
+    if (response.status !== 401) return response;
+    await askForKey(key);
+  }
+}
+
 async function request(method, path, body) {
   let response;
   try {
-    response = await fetch(path, {
-      method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    response = await withKey((auth) =>
+      fetch(path, {
+        method,
+        headers: body === undefined ? auth : { ...auth, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
   } catch {
     throw new ApiError(0, UNREACHABLE);
   }
   if (!response.ok) throw await errorFrom(response);
   return response.json();
+}
+
+// One XMLHttpRequest (fetch cannot report upload progress) as a response-like {status, body}.
+function sendForm(path, form, onProgress, auth) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    for (const [name, value] of Object.entries(auth)) xhr.setRequestHeader(name, value);
+    xhr.responseType = "json";
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(Math.round((100 * event.loaded) / event.total));
+    };
+    xhr.onload = () => resolve({ status: xhr.status, body: xhr.response || {} });
+    xhr.onerror = () => reject(new ApiError(0, UNREACHABLE));
+    xhr.send(form);
+  });
 }
 
 // The answer's stream broke off, or ended without its "done" event.
@@ -61,24 +90,12 @@ export const api = {
   },
 
   // One file per request, so each file has its own progress and its own result.
-  upload(chatId, file, onProgress) {
-    return new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open("POST", `/chat/${enc(chatId)}/documents`);
-      xhr.responseType = "json";
-      xhr.upload.onprogress = (event) => {
-        if (event.lengthComputable) onProgress(Math.round((100 * event.loaded) / event.total));
-      };
-      xhr.onload = () => {
-        const body = xhr.response || {};
-        if (xhr.status >= 200 && xhr.status < 300) resolve(body);
-        else reject(new ApiError(xhr.status, body));
-      };
-      xhr.onerror = () => reject(new ApiError(0, UNREACHABLE));
-      const form = new FormData();
-      form.append("files", file, file.name);
-      xhr.send(form);
-    });
+  async upload(chatId, file, onProgress) {
+    const form = new FormData();
+    form.append("files", file, file.name);
+    const { status, body } = await withKey((auth) => sendForm(`/chat/${enc(chatId)}/documents`, form, onProgress, auth));
+    if (status >= 200 && status < 300) return body;
+    throw new ApiError(status, body);
   },
 
   // Calls onEvent(type, data) for each event of the answer's stream. Aborting `signal` closes the connection,
@@ -86,12 +103,14 @@ export const api = {
   async streamAnswer(chatId, message, sessionId, signal, onEvent) {
     let response;
     try {
-      response = await fetch(`/chat/${enc(chatId)}/stream`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream" },
-        body: JSON.stringify({ message, session_id: sessionId }),
-        signal,
-      });
+      response = await withKey((auth) =>
+        fetch(`/chat/${enc(chatId)}/stream`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json", accept: "text/event-stream" },
+          body: JSON.stringify({ message, session_id: sessionId }),
+          signal,
+        }),
+      );
     } catch (error) {
       if (signal.aborted) throw error;
       throw new ApiError(0, UNREACHABLE);

@@ -1,7 +1,8 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
-import { citedPassage, splitCitations } from "./citations.js";
+import { citedPassage } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 import { answerMark } from "./marks.js";
 
 
@@ -27,16 +28,16 @@ function citationChip(sources, number) {
   }, String(number));
 }
 
-// Text with its [Source N] citations as chips that open the passage.
-function withChips(text, sources) {
-  return splitCitations(text).map((piece) =>
-    piece.text !== undefined ? piece.text : citationChip(sources, piece.source));
+// Markdown rendered safely (markdown.js), with its [Source N] citations as chips that open the passage.
+function formatted(text, sources) {
+  return renderMarkdown(text, (number) => citationChip(sources, number));
 }
 
 // One assistant message, live while it streams or rebuilt from history.
 class AnswerView {
   constructor() {
     this.text = "";
+    this.pendingFrame = undefined; // a render of the streamed text waiting for the next frame
     this.sources = [];
     this.statusLine = el("p", { class: "status-line", role: "status" });
     this.body = el("div", { class: "answer-text" });
@@ -60,7 +61,7 @@ class AnswerView {
   showEvidence(text) {
     this.evidence.replaceChildren(
       el("h3", { class: "evidence-title" }, "From your documents"),
-      el("div", { class: "evidence-text" }, ...withChips(text, this.sources)),
+      el("div", { class: "evidence-text" }, formatted(text, this.sources)),
     );
     this.evidence.hidden = false;
   }
@@ -76,10 +77,11 @@ class AnswerView {
     this.statusLine.hidden = !text;
   }
 
+  // Tokens can come faster than frames: the markdown is rendered again at most once a frame.
   token(content) {
     this.status("");
     this.text += content;
-    this.renderText();
+    this.pendingFrame ??= requestAnimationFrame(() => this.renderText());
   }
 
   retry(reason) {
@@ -89,7 +91,9 @@ class AnswerView {
   }
 
   renderText() {
-    this.body.replaceChildren(...withChips(this.text, this.sources));
+    cancelAnimationFrame(this.pendingFrame);
+    this.pendingFrame = undefined;
+    this.body.replaceChildren(formatted(this.text, this.sources));
   }
 
   // The final answer replaces what streamed; the evidence shown meanwhile is either in it (quotes) or in its
@@ -136,6 +140,7 @@ class AnswerView {
   }
 
   end() {
+    if (this.pendingFrame !== undefined) this.renderText();
     this.status("");
     this.node.classList.remove("streaming");
     this.node.removeAttribute("aria-busy");

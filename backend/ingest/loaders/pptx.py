@@ -1,0 +1,74 @@
+"""PPTX (python-pptx): a slide is a page, numbered as in the deck. Its title comes first, then the text of its
+shapes (grouped ones too) and its tables one row a line, then its speaker notes. python-pptx parses every XML part
+of the package when it opens it, so all of them are counted first (loaders/package.py)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+
+import pptx
+from pptx.shapes.base import BaseShape
+from pptx.shapes.group import GroupShape
+from pptx.slide import Slide
+
+from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
+from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.models import Page
+
+_KIND = "PowerPoint presentation"
+_PRESENTATION_PART = "ppt/presentation.xml"
+
+
+def load_pptx(name: str, data: bytes) -> list[Page]:
+    if not data.startswith(ZIP_MAGIC):
+        raise UnsupportedFileType(
+            f"“{name}” is named .pptx but is not a PowerPoint presentation (older binary .ppt files are not "
+            "supported: save it as .pptx first).",
+            filename=name,
+        )
+    with open_package(name, data, _KIND, _PRESENTATION_PART) as archive:
+        xml_parts = [part for part in archive.namelist() if part.endswith((".xml", ".rels"))]
+        check_element_count(name, _KIND, archive, xml_parts, too_many="shapes and other parts")
+    try:
+        texts = [_slide_text(slide) for slide in pptx.Presentation(io.BytesIO(data)).slides]
+    except Exception as error:  # python-pptx and lxml raise many types for a damaged package
+        raise corrupt(name, _KIND) from error
+    pages = pages_with_text(texts)
+    if not pages:
+        raise UnreadableDocument(
+            f"“{name}” contains no text (text inside images is not read).",
+            reason=UnreadableDocument.NO_TEXT,
+            filename=name,
+        )
+    return pages
+
+
+def _slide_text(slide: Slide) -> str:
+    title = slide.shapes.title
+    blocks = [title.text_frame.text] if title is not None and title.has_text_frame else []
+    blocks += [_shape_text(shape) for shape in _shapes(slide.shapes) if shape != title]
+    if slide.has_notes_slide and (notes := slide.notes_slide.notes_text_frame) is not None and notes.text.strip():
+        blocks.append(f"Speaker notes:\n{notes.text}")
+    # A shape's lines are joined by line breaks inside a paragraph; blank lines keep shapes apart.
+    return "\n\n".join(block.replace("\v", "\n") for block in blocks if block.strip())
+
+
+def _shapes(shapes: Iterable[BaseShape]) -> Iterator[BaseShape]:
+    for shape in shapes:
+        if isinstance(shape, GroupShape):
+            yield from _shapes(shape.shapes)
+        else:
+            yield shape
+
+
+def _shape_text(shape: BaseShape) -> str:
+    if shape.has_text_frame:
+        return shape.text_frame.text
+    if getattr(shape, "has_table", False):
+        return "\n".join(
+            " | ".join(" ".join(cell.text.split()) for cell in row.cells if cell.text.strip())
+            for row in shape.table.rows
+        )
+    return ""
