@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, select
 from backend.ids import collection_name
 from backend.stores.database import database_url
 from backend.stores.schema import jobs
-from tests.api.support import upload_paths, wait_for
+from tests.api.support import upload, upload_paths, wait_for
 from tests.e2e.test_serve import ENVIRONMENT, free_port
 from tests.support.chroma_server import start_chroma_server
 
@@ -30,6 +30,13 @@ PAPER = "academic_2col_naacl06-shinyama.pdf"
 LARGE = "long_us_irs_irm_2.3.59_400p.pdf"
 QUESTION = "What is preemptive information extraction?"
 CHAT = "team"
+NOTES = (
+    "axolotl.txt",
+    (
+        b"The axolotl is a salamander that keeps its larval gills for its whole life. Axolotls can regrow their "
+        b"limbs, their hearts and even parts of their brains."
+    ),
+)
 # A dead replica's job is taken over this long after its last heartbeat.
 LEASE_SECONDS = 5
 # Reading and embedding 400 pages on a busy two-core machine: a bound for a hang, not a speed expectation.
@@ -105,8 +112,8 @@ def deployment(postgres_server, tmp_path_factory) -> Iterator[Deployment]:
         chroma.stop()
 
 
-def ask(client: httpx.Client, session_id: str) -> dict:
-    response = client.post("/chat/", json={"message": QUESTION, "chat_id": CHAT, "session_id": session_id})
+def ask(client: httpx.Client, session_id: str, question: str = QUESTION) -> dict:
+    response = client.post("/chat/", json={"message": question, "chat_id": CHAT, "session_id": session_id})
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -115,17 +122,20 @@ def ask(client: httpx.Client, session_id: str) -> dict:
 def test_upload_through_one_replica_ask_through_the_other_delete_through_either(deployment, pdfs):
     with deployment.a.client() as a, deployment.b.client() as b:
         (document,) = upload_paths(a, CHAT, pdfs / PAPER).json()["uploaded"]
+        # A second document, so the chat is not empty after the delete and questions still search it.
+        assert upload(a, CHAT, NOTES).status_code == 200
 
         answer = ask(b, "across")
         assert answer["sources"] and {s["filename"] for s in answer["sources"]} == {PAPER}
         history = a.get("/chat/history/across").json()["messages"]
         assert [(m["role"], m["content"]) for m in history] == [("user", QUESTION), ("assistant", answer["answer"])]
-        assert [d["id"] for d in a.get(f"/chat/{CHAT}/documents").json()["documents"]] == [document["id"]]
+        assert [d["name"] for d in a.get(f"/chat/{CHAT}/documents").json()["documents"]] == [PAPER, NOTES[0]]
         assert CHAT in {c["id"] for c in b.get("/chats").json()["chats"]}
 
         assert b.delete(f"/chat/{CHAT}/documents/{document['id']}").status_code == 200
         assert a.get(f"/chat/{CHAT}/documents/{document['id']}").status_code == 404
-        assert ask(a, "after-delete")["sources"] == []
+        assert PAPER not in {s["filename"] for s in ask(a, "after-delete")["sources"]}
+        assert ask(a, "notes", "What can axolotls regrow?")["sources"][0]["filename"] == NOTES[0]
 
 
 @pytest.mark.slow
@@ -166,9 +176,12 @@ def test_a_replica_killed_while_indexing_leaves_the_job_to_the_other(deployment,
         state = wait_for(finished, "the survivor to finish the job", timeout=INDEX_TIMEOUT)
         assert state["status"] == "ready", state  # retried from the start by the survivor's worker
         documents = client.get(f"/chat/{CHAT}/documents").json()["documents"]
-        assert [(d["id"], d["chunk_count"]) for d in documents] == [(job["id"], state["chunk_count"])]
-    vectors = chromadb.HttpClient(host="127.0.0.1", port=deployment.chroma_port)
-    assert vectors.get_collection(collection_name(CHAT)).count() == state["chunk_count"]  # nothing twice or half
+        assert [(d["id"], d["chunk_count"]) for d in documents if d["name"] == LARGE] == [
+            (job["id"], state["chunk_count"])
+        ]
+    vectors = chromadb.HttpClient(host="127.0.0.1", port=deployment.chroma_port).get_collection(collection_name(CHAT))
+    stored = vectors.get(where={"document_id": job["id"]}, include=[])["ids"]
+    assert len(stored) == len(set(stored)) == state["chunk_count"]  # nothing twice, nothing half
 
 
 def database_url_of(deployment: Deployment) -> str:
