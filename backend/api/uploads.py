@@ -2,7 +2,8 @@
 
 A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, or
 any file when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never
-holds a request open for a minute. Nothing is written to disk but the indexes: originals are not kept.
+holds a request open for a minute. Originals are not kept: a background job's file waits in the database only
+until its job ends.
 """
 
 from __future__ import annotations
