@@ -6,7 +6,7 @@ LLAMA_CPP_VERSION := 0.3.36
 SMOLLM2_VERSION := 0.1.2
 SHARED_DATA ?= ../shared/data
 
-.PHONY: setup browser postgresql run test lint bench eval-scifact clean
+.PHONY: setup browser postgresql tesseract run test lint bench eval-scifact clean
 
 setup: $(VENV)/.setup-done
 
@@ -27,10 +27,15 @@ browser:
 postgresql:
 	scripts/install-postgresql.sh
 
-run: setup
+# Text recognition (OCR) of scans and images: Debian's Tesseract with the test documents' languages. Without apt-get
+# as root (or sudo) it warns and Axiom runs without OCR (scans are refused, saying how to install it).
+tesseract:
+	scripts/install-tesseract.sh
+
+run: setup tesseract
 	$(BIN)/axiom serve
 
-test: setup browser postgresql
+test: setup browser tesseract postgresql
 	$(BIN)/pytest
 
 lint: setup

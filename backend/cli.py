@@ -70,7 +70,9 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         print("Nothing in this chat's documents passes the relevance threshold.")
     for rank, passage in enumerate(result.relevant, start=1):
         preview = " ".join(passage.parent.text.split())[:200]
-        print(f"[{rank}] {passage.parent.filename} (page {passage.parent.page}) score {passage.score:.3f}\n    {preview}")
+        recognised = ", recognised text" if passage.parent.ocr else ""
+        print(f"[{rank}] {passage.parent.filename} (page {passage.parent.page}{recognised}) "
+              f"score {passage.score:.3f}\n    {preview}")
     return 0
 
 

@@ -187,7 +187,26 @@ class Settings(BaseSettings):
         1024, ge=256, description="Address space a reader process may use; a file needing more is refused (422)"
     )
     reader_timeout_seconds: float = Field(
-        300.0, gt=0, description="Seconds a file may take to read before it is refused (422) and its reader killed"
+        300.0, gt=0,
+        description="Seconds a file may take to read before it is refused (422) and its reader killed; each page "
+        "to recognise (OCR) adds AXIOM_OCR_PAGE_TIMEOUT_SECONDS",
+    )
+
+    # Text recognition (OCR) of scanned PDF pages and images, by Tesseract (scripts/install-tesseract.sh).
+    ocr_tesseract_path: str = Field(
+        "tesseract", description="The Tesseract program: a name looked up on PATH, or a path"
+    )
+    # English alone measured best on the shared scans (0.964 word accuracy on the brochure, 2.1-2.3 s a page on a quiet
+    # machine); eng+fra+deu read it no better in 50-60 % more time (docs/benchmarks.md).
+    ocr_languages: str = Field(
+        "eng", pattern=r"^[A-Za-z_/]+(\+[A-Za-z_/]+)*$",
+        description="Tesseract languages to recognise, joined by '+' (e.g. eng+fra); each needs its "
+        "tesseract-ocr-<lang> package",
+    )
+    ocr_dpi: int = Field(300, ge=72, le=600, description="Resolution scanned PDF pages are rendered at for OCR")
+    ocr_page_timeout_seconds: float = Field(
+        60.0, gt=0, description="Seconds one page may take to recognise; also added to a file's read time limit "
+        "for each page it has to recognise",
     )
 
     @property

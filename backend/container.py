@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from sqlalchemy import Engine
 from backend.config import Settings
 from backend.embeddings import Embedder, build_embedder
 from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.loaders import OcrOptions
 from backend.ingest.reader import DocumentReader, ReaderLimits
 from backend.ingest.service import IngestionService
 from backend.llm.base import LLM, ChatMessage, GenerationParams
@@ -99,7 +101,8 @@ def build_services(
         memory_bytes=settings.reader_memory_limit_mb * 1024 * 1024, seconds=settings.reader_timeout_seconds,
     ))
     ingestion = IngestionService(
-        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents, load=reader.read
+        chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents,
+        load=functools.partial(reader.read, ocr=ocr_options(settings)),
     )
     # Several replicas may share a database: one starting must not roll back what another is storing right now.
     shared = database.dialect.name != "sqlite"
@@ -148,7 +151,15 @@ def build_services(
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(database), llm, RAGPipeline(deps), reader, jobs, UserStore(database), database,
+        ChatStore(database), llm, RAGPipeline(deps), reader, jobs, UserStore(database),
+        database,
+    )
+
+
+def ocr_options(settings: Settings) -> OcrOptions:
+    return OcrOptions(
+        tesseract=settings.ocr_tesseract_path, languages=settings.ocr_languages, dpi=settings.ocr_dpi,
+        page_seconds=settings.ocr_page_timeout_seconds,
     )
 
 

@@ -92,6 +92,7 @@ class UnreadableDocument(AxiomError):
     CORRUPT = "corrupt"
     NO_TEXT = "no_text"
     TOO_COMPLEX = "too_complex"  # reading it would take more memory or time than a document may use
+    OCR_UNAVAILABLE = "ocr_unavailable"  # it needs text recognition, and Tesseract (or a language) is not installed
 
     def __init__(self, message: str, *, reason: str, **details: Any) -> None:
         super().__init__(message, reason=reason, **details)
@@ -105,6 +106,13 @@ class RetrievalFailed(AxiomError):
 
 class SynthesisFailed(AxiomError):
     code = "SYNTHESIS_FAILED"
+    status = 503
+
+
+class DatabaseUnavailable(AxiomError):
+    """The database AXIOM_DATABASE_URL names cannot be reached or opened (at start-up)."""
+
+    code = "DATABASE_UNAVAILABLE"
     status = 503
 
 

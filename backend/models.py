@@ -7,17 +7,19 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """Text of one page (PDF), slide (PPTX), sheet (XLSX), chapter (EPUB) or section (TXT, MD, DOCX, CSV, HTML);
-    ``number`` is 1-based."""
+    """Text of one page (PDF, image), slide (PPTX), sheet (XLSX), chapter (EPUB) or section (TXT, MD, DOCX, CSV,
+    HTML); ``number`` is 1-based. ``ocr``: the text was recognised in the page's image (Tesseract), not read from a
+    text layer."""
 
     number: int
     text: str
+    ocr: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class LoadedDocument:
     filename: str
-    file_type: str  # "pdf" | "txt" | "md" | "docx" | "pptx" | "xlsx" | "csv" | "html" | "epub"
+    file_type: str  # "pdf" | "txt" | "md" | "docx" | "pptx" | "xlsx" | "csv" | "html" | "epub" | "image"
     pages: tuple[Page, ...]
 
 
@@ -30,7 +32,7 @@ class Parent:
     filename: str
     page: int
     text: str
-    ocr: bool = False  # the text was read from an image by OCR
+    ocr: bool = False  # its page's text was recognised (OCR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,7 @@ class Chunk:
     filename: str
     page: int
     text: str
+    ocr: bool = False  # its page's text was recognised (OCR)
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,3 +75,18 @@ def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Pat
     answered = ask("mine")
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert memory.chat_of("mine") == "notes" and len(memory.history("mine")) == 2
+
+
+def test_search_finds_the_text_of_a_scan_and_says_it_was_recognised(tmp_path: Path, make_services, pdfs) -> None:
+    scan = "scanned_linn_two-column_brochure.pdf"
+    data_dir = tmp_path / "data"
+    make_services(data_dir).ingestion.ingest("scans", scan, (pdfs / scan).read_bytes())
+
+    run = subprocess.run(
+        [AXIOM, "search", "--chat", "scans", "How many MIDI channels can a track be assigned to?"],
+        env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)}, capture_output=True, text=True, timeout=600,
+        check=False,
+    )
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"[1] {scan} (page 1, recognised text)" in run.stdout

@@ -71,6 +71,7 @@ def create_app(
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
             background_bytes=api_settings.background_ingest_bytes,
+            pages_to_recognise=built.reader.pages_to_recognise,
         )
         try:
             yield

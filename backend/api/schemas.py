@@ -133,6 +133,7 @@ class SourcePassage(BaseModel):
     parent_id: str
     page: int
     excerpt: str
+    ocr: bool = Field(False, description="The passage's page was read by text recognition (OCR) from an image")
 
 
 class Source(BaseModel):
@@ -147,6 +148,7 @@ class Source(BaseModel):
     pages: list[int]
     source_numbers: list[int]
     passages: list[SourcePassage]
+    ocr: bool = Field(False, description="Some of its cited passages were read by text recognition (OCR)")
 
 
 class ChatResponse(BaseModel):

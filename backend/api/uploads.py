@@ -1,14 +1,15 @@
 """Where each uploaded file goes: indexed within the request, or handed to a background job, or refused.
 
-A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, or
-any file when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never
-holds a request open for a minute. Originals are not kept: a background job's file waits in the database only
-until its job ends.
+A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, a
+scan with more than one page to recognise (OCR takes seconds a page, so a small file can take minutes), or any file
+when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never holds a
+request open for a minute. Originals are not kept: a background job's file waits in the database only until its
+job ends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -30,12 +31,14 @@ class UploadOutcome:
 
 class DocumentUploads:
     def __init__(
-        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_bytes: int
+        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_bytes: int,
+        pages_to_recognise: Callable[[str, bytes], int],
     ) -> None:
         self._ingestion = ingestion
         self._jobs = jobs
         self._budget = budget
         self._background_bytes = background_bytes
+        self._pages_to_recognise = pages_to_recognise
 
     @contextmanager
     def reservation(self) -> Iterator[Reservation]:
@@ -59,7 +62,7 @@ class DocumentUploads:
         for received in files:
             if received.error is not None:
                 refused.append(received)
-            elif background or len(received.data) > self._background_bytes:
+            elif background or len(received.data) > self._background_bytes or self._is_long_scan(received):
                 queued.append(received)
             else:
                 inline.append(received)
@@ -77,6 +80,9 @@ class DocumentUploads:
             jobs=jobs,
         )
         return UploadOutcome(body, 202 if jobs else 200)
+
+    def _is_long_scan(self, received: ReceivedFile) -> bool:
+        return self._pages_to_recognise(received.name, bytes(received.data)) > 1
 
     def remove(self, chat_id: str, doc_id: str) -> None:
         """Deletes a document. By the id of a job still under way: cancels the job instead (it keeps nothing), or,

@@ -33,6 +33,7 @@ class ParentChildChunker:
                     filename=document.filename,
                     page=page.number,
                     text=parent_text,
+                    ocr=page.ocr,
                 )
                 parents.append(parent)
                 for child_index, child_text in enumerate(self._children.split_text(parent_text)):
@@ -44,6 +45,7 @@ class ParentChildChunker:
                             filename=document.filename,
                             page=page.number,
                             text=child_text,
+                            ocr=page.ocr,
                         )
                     )
         return parents, chunks

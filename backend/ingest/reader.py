@@ -8,6 +8,11 @@ is replaced, runs under an address-space limit (a file needing more fails as too
 the machine's memory) and is killed at a time limit. Parsing itself is light (≤ 100 MB for the 400-page PDF), so one
 worker with a 1 GiB limit leaves every real document room. pebble is used because the standard library's pool
 cannot kill a worker that overran its time.
+
+Text recognition (OCR) takes seconds a page, so a file's time limit grows by ``OcrOptions.page_seconds`` for each
+page it has to recognise, and the worker reports each page recognised through a pipe of the read's own (a killed
+worker can break only its own pipe). Tesseract runs as a program started by the worker: it inherits the worker's
+address-space limit.
 """
 
 from __future__ import annotations
@@ -17,13 +22,22 @@ import logging
 import multiprocessing
 import resource
 import threading
+import time
 from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
 from backend.errors import AxiomError, Cancelled, UnreadableDocument
-from backend.ingest.loaders import base_filename, load_document
+from backend.ingest.loaders import (
+    OcrOptions,
+    PageProgress,
+    base_filename,
+    count_pages_to_recognise,
+    load_document,
+    may_need_recognition,
+)
 from backend.memory import release_free_memory
 from backend.models import LoadedDocument
 
@@ -35,7 +49,14 @@ class ReaderLimits:
     workers: int = 1
     files_per_worker: int = 20
     memory_bytes: int = 1024 * 1024 * 1024
-    seconds: float = 300.0
+    seconds: float = 300.0  # plus OcrOptions.page_seconds for each page to recognise
+
+
+# Counting the pages to recognise takes 0.1 s for 400 pages; one that takes long is answered "none" (the read
+# itself has the real limits).
+_COUNT_SECONDS = 30.0
+# How often a read looks at its progress, its time limit and its cancel event.
+_POLL_SECONDS = 0.2
 
 
 class DocumentReader:
@@ -45,20 +66,41 @@ class DocumentReader:
         self._limits = limits
         # spawn, not fork: the server has threads (and ONNX Runtime's pools) that a forked child would inherit
         # half-locked.
+        self._context = multiprocessing.get_context("spawn")
         self._pool = ProcessPool(
             max_workers=limits.workers, max_tasks=limits.files_per_worker, initializer=_limit_memory,
-            initargs=(limits.memory_bytes,), context=multiprocessing.get_context("spawn"),
+            initargs=(limits.memory_bytes,), context=self._context,
         )
 
-    def read(self, filename: str, data: bytes, cancelled: threading.Event | None = None) -> LoadedDocument:
-        """``cancelled`` stops the reading early: the worker is killed and Cancelled raised."""
-        future = self._pool.schedule(_read_and_release, args=(filename, data), timeout=self._limits.seconds)
+    def read(
+        self, filename: str, data: bytes, cancelled: threading.Event | None = None,
+        on_page: PageProgress | None = None, *, ocr: OcrOptions | None = None,
+    ) -> LoadedDocument:
+        """``cancelled`` stops the reading early: the worker is killed and Cancelled raised. ``on_page`` hears of
+        each page recognised by OCR (pages done, pages to do)."""
+        ocr = ocr or OcrOptions()
+        progress, progress_in_worker = self._context.Pipe(duplex=False)
+        try:
+            future = self._pool.schedule(_read_and_release, args=(filename, data, ocr, progress_in_worker))
+            return self._await(future, filename, progress, ocr.page_seconds, cancelled, on_page)
+        finally:
+            progress.close()
+            progress_in_worker.close()
+
+    def _await(
+        self, future: ProcessFuture, filename: str, progress: Connection, page_seconds: float,
+        cancelled: threading.Event | None, on_page: PageProgress | None,
+    ) -> LoadedDocument:
+        watch = _ReadProgress(progress, on_page)
         while True:
             try:
-                return future.result(timeout=0.2 if cancelled is not None else None)
+                return future.result(timeout=_POLL_SECONDS)
             except TimeoutError:
-                if future.done():  # pebble reports the time limit as the future's own TimeoutError
-                    raise _too_slow(filename, self._limits.seconds) from None
+                watch.listen()
+                seconds = self._limits.seconds + watch.pages_to_recognise * page_seconds
+                if future.done() or watch.running_for() > seconds:
+                    future.cancel()
+                    raise _too_slow(filename, seconds) from None
                 if cancelled is not None and cancelled.is_set():
                     future.cancel()
                     raise Cancelled from None
@@ -72,6 +114,17 @@ class DocumentReader:
                 log.warning("the worker reading %r ended abnormally: %s", filename, error)
                 raise _too_large(filename) from error
 
+    def pages_to_recognise(self, filename: str, data: bytes) -> int:
+        """How many pages of the file need text recognition (a quick look in a worker); 0 when unsure."""
+        if not may_need_recognition(filename):
+            return 0
+        future = self._pool.schedule(count_pages_to_recognise, args=(filename, data), timeout=_COUNT_SECONDS)
+        try:
+            return future.result()
+        except Exception:  # a file that cannot be looked at fails later, when it is read, with its own error
+            log.warning("counting the pages of %r to recognise failed", filename, exc_info=True)
+            return 0
+
     def warm_up(self) -> None:
         """Starts a worker now, so the first upload does not wait for one to import its parsers."""
         self._pool.schedule(gc.collect)
@@ -81,10 +134,40 @@ class DocumentReader:
         self._pool.join()
 
 
-def _read_and_release(filename: str, data: bytes) -> LoadedDocument:
+class _ReadProgress:
+    """What the worker reports on a read: that it started (the time limit counts from then, not from the queue),
+    and the pages recognised so far out of how many."""
+
+    def __init__(self, progress: Connection, on_page: PageProgress | None) -> None:
+        self._progress = progress
+        self._on_page = on_page
+        self._started: float | None = None
+        self.pages_to_recognise = 0
+
+    def listen(self) -> None:
+        try:
+            while self._progress.poll():
+                done, total = self._progress.recv()
+                self._started = self._started or time.monotonic()
+                self.pages_to_recognise = total
+                if self._on_page is not None and total:
+                    self._on_page(done, total)
+        except (EOFError, OSError):  # the worker ended (or was killed) and closed its end
+            pass
+
+    def running_for(self) -> float:
+        return 0.0 if self._started is None else time.monotonic() - self._started
+
+
+def _read_and_release(filename: str, data: bytes, ocr: OcrOptions, progress: Connection) -> LoadedDocument:
+    def report(done: int, total: int) -> None:
+        progress.send((done, total))
+
     try:
-        return load_document(filename, data)
+        report(0, 0)  # started
+        return load_document(filename, data, ocr=ocr, on_page=report)
     finally:
+        progress.close()
         # A worker reads several files: give back what this one used before the next arrives, so an idle worker
         # stays small.
         gc.collect()

@@ -23,7 +23,7 @@ from backend.embeddings import Embedder
 from backend.errors import AxiomError, Cancelled, NotFound, UnreadableDocument
 from backend.ids import new_document_id, validate_id
 from backend.ingest.chunker import ParentChildChunker
-from backend.ingest.loaders import load_document
+from backend.ingest.loaders import PageProgress, load_document
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
@@ -36,17 +36,25 @@ Progress = Callable[[float], None]
 
 class Loader(Protocol):
     """Reads a file's text (``DocumentReader.read``: in a worker process); stops with Cancelled once ``cancelled``
-    is set."""
+    is set; ``on_page`` hears of each page recognised by OCR (pages done, pages to do)."""
 
-    def __call__(self, filename: str, data: bytes, cancelled: threading.Event | None = None) -> LoadedDocument: ...
+    def __call__(
+        self, filename: str, data: bytes, cancelled: threading.Event | None = None,
+        on_page: PageProgress | None = None,
+    ) -> LoadedDocument: ...
 
 
-def load_here(filename: str, data: bytes, cancelled: threading.Event | None = None) -> LoadedDocument:
+def load_here(
+    filename: str, data: bytes, cancelled: threading.Event | None = None, on_page: PageProgress | None = None
+) -> LoadedDocument:
     """Reads in this process: for tools and tests that read only trusted files."""
-    return load_document(filename, data)
+    return load_document(filename, data, on_page=on_page)
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
+# Unless pages are recognised (OCR): about 2 s a page against 0.2 s to embed a page's chunks, so reading then takes
+# this share of a job's progress.
+_RECOGNITION_SHARE = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,25 +118,31 @@ class IngestionService:
         cancelled: threading.Event | None,
     ) -> list[IngestedDocument | AxiomError]:
         validate_id(chat_id, field="chat_id")
+        phases = _Phases(progress)
         with self._chat_locks[chat_id]:
             results: list[IngestedDocument | AxiomError | _Prepared] = []
             seen: dict[str, IngestedDocument | _Prepared] = {}
             for filename, data, document_id in files:
                 try:
-                    results.append(self._prepare_unless_known(chat_id, filename, data, seen, document_id, cancelled))
+                    results.append(self._prepare_unless_known(
+                        chat_id, filename, data, seen, document_id, cancelled, phases.reading
+                    ))
                 except AxiomError as error:
                     results.append(error)
             _stop_if(cancelled)
-            self._store([r for r in results if isinstance(r, _Prepared)], chat_id, progress, cancelled)
+            self._store(
+                [r for r in results if isinstance(r, _Prepared)], chat_id, phases.storing if progress else None,
+                cancelled,
+            )
             return [_as_ingested(r) if isinstance(r, _Prepared) else r for r in results]
 
     def _prepare_unless_known(
         self, chat_id: str, filename: str, data: bytes, seen: dict[str, IngestedDocument | _Prepared],
-        document_id: str | None, cancelled: threading.Event | None,
+        document_id: str | None, cancelled: threading.Event | None, on_page: PageProgress,
     ) -> IngestedDocument | _Prepared:
         # The file is read before the duplicate check: a file of a type Axiom does not read is refused as such even
         # when the same bytes were uploaded before.
-        document = self._read(filename, data, cancelled)
+        document = self._read(filename, data, cancelled, on_page)
         sha256 = hashlib.sha256(data).hexdigest()
         earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
         if earlier is not None:
@@ -137,9 +151,11 @@ class IngestionService:
         seen[sha256] = prepared
         return prepared
 
-    def _read(self, filename: str, data: bytes, cancelled: threading.Event | None) -> LoadedDocument:
+    def _read(
+        self, filename: str, data: bytes, cancelled: threading.Event | None, on_page: PageProgress
+    ) -> LoadedDocument:
         try:
-            return self._load(filename, data, cancelled)
+            return self._load(filename, data, cancelled, on_page)
         except (AxiomError, Cancelled):
             raise
         except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace
@@ -253,6 +269,24 @@ class IngestionService:
             log.warning("rolling back %s (%s), left incomplete by an earlier run", record.document_id, record.filename)
             self.roll_back(record.chat_id, record.document_id)
         return [record.document_id for record in stale]
+
+
+class _Phases:
+    """One progress bar over reading and storing: reading counts only when it recognises pages (OCR), which is
+    slow enough to be worth showing; storing (mostly embedding) fills what is left."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self._progress = progress
+        self._reading_share = 0.0
+
+    def reading(self, done: int, total: int) -> None:
+        if self._progress is not None and total:
+            self._reading_share = _RECOGNITION_SHARE
+            self._progress(_RECOGNITION_SHARE * done / total)
+
+    def storing(self, done: float) -> None:
+        if self._progress is not None:
+            self._progress(self._reading_share + (1.0 - self._reading_share) * done)
 
 
 def _stop_if(cancelled: threading.Event | None) -> None:

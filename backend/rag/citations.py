@@ -121,15 +121,18 @@ def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
             "content_preview": " ".join(passage.best_chunk.text.split())[:PREVIEW_CHARS],
             "source_numbers": [],
             "passages": [],
+            "ocr": False,
         })
         if parent.page not in entry["pages"]:
             entry["pages"].append(parent.page)
         entry["source_numbers"].append(number)
         entry["relevance_score"] = max(entry["relevance_score"], round(passage.score, 4))
+        entry["ocr"] = entry["ocr"] or parent.ocr
         entry["passages"].append({
             "source_number": number,
             "parent_id": parent.parent_id,
             "page": parent.page,
             "excerpt": " ".join(passage.best_chunk.text.split()),
+            "ocr": parent.ocr,
         })
     return list(by_document.values())

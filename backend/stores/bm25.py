@@ -56,8 +56,8 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 FILE_FORMAT = "axiom-bm25"
 FILE_VERSION = 2  # 2: a cache of the database's chunks, labelled with the chat's version
 _CHUNK_FIELDS = tuple(field.name for field in fields(Chunk))
-# What a chunk record of a version 1 file (the truth before the chunks table) holds.
-_V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text")
+# What a chunk record of a version 1 file (the truth before the chunks table) may hold; ``ocr`` came late.
+_V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text", "ocr")
 
 # The usual BM25 parameters (Lucene's idf, which is never negative, unlike BM25Okapi's).
 K1 = 1.5
@@ -180,7 +180,7 @@ class BM25Store:
                 with path.open(encoding="utf-8") as lines:
                     next(lines)
                     records = [json.loads(line) for line in lines]
-                chunks = [Chunk(**{name: record[name] for name in _V1_FIELDS}) for record in records]
+                chunks = [Chunk(**{name: record[name] for name in _V1_FIELDS if name in record}) for record in records]
             except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
                 logger.exception("BM25 file %s of an earlier release is unreadable; its chunks were not copied", path)
                 continue

@@ -71,7 +71,7 @@ def limit_request_time(client: ClientAPI, timeout_seconds: float) -> None:
     session.timeout = httpx.Timeout(timeout_seconds)
 
 
-def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int]:
+def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int | bool]:
     # position (the chunk's index in reading order) is kept because chunk ids do not sort numerically.
     return {
         "chunk_id": chunk.chunk_id,
@@ -80,6 +80,7 @@ def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int]:
         "filename": chunk.filename,
         "page": chunk.page,
         "position": position,
+        "ocr": chunk.ocr,
     }
 
 
@@ -91,6 +92,7 @@ def _chunk_from_record(text: str, metadata: dict[str, Any]) -> Chunk:
         filename=str(metadata["filename"]),
         page=int(metadata["page"]),
         text=text,
+        ocr=bool(metadata.get("ocr", False)),  # absent in collections written before OCR
     )
 
 

@@ -22,9 +22,10 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import URL, Connection, Engine, create_engine, event, func, make_url, select
+from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
+from backend.errors import DatabaseUnavailable
 from backend.stores.legacy import import_legacy_sqlite
 
 logger = logging.getLogger(__name__)
@@ -68,9 +69,18 @@ def _configure_sqlite(dbapi_connection, _record) -> None:
 def open_database(settings: Settings) -> Engine:
     """The engine of the configured database, migrated to the current schema."""
     engine = create_database_engine(database_url(settings))
-    legacy_files = (settings.chats_db_path, settings.memory_db_path, settings.docstore_path, settings.users_db_path)
+    legacy_files = (
+        settings.chats_db_path, settings.memory_db_path, settings.docstore_path, settings.users_db_path,
+    )
     try:
         migrate(engine, legacy_files=legacy_files)
+    except exc.OperationalError as failure:
+        engine.dispose()
+        where = engine.url.render_as_string(hide_password=True)
+        raise DatabaseUnavailable(
+            f"The database {where} cannot be opened ({failure.orig}). Check AXIOM_DATABASE_URL and that the "
+            "server is running.", database=where,
+        ) from failure
     except BaseException:
         engine.dispose()
         raise

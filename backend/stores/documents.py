@@ -34,7 +34,7 @@ _PARENT = (
 _PARENTS_WITH_DOCUMENTS = parent_table.join(documents)
 _CHUNK = (
     chunk_table.c.chunk_id, chunk_table.c.parent_id, chunk_table.c.document_id, documents.c.filename,
-    chunk_table.c.page, chunk_table.c.text,
+    chunk_table.c.page, chunk_table.c.text, chunk_table.c.ocr,
 )
 
 
@@ -86,7 +86,7 @@ class DocumentStore:
             if chunks:
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
-                     "page": c.page, "text": c.text}
+                     "page": c.page, "text": c.text, "ocr": c.ocr}
                     for seq, c in enumerate(chunks)
                 ])
             if parents:
@@ -137,7 +137,7 @@ class DocumentStore:
                     continue
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
-                     "page": c.page, "text": c.text}
+                     "page": c.page, "text": c.text, "ocr": c.ocr}
                     for seq, c in enumerate(its_chunks)
                 ])
                 _bump_version(db, ready)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 
-from sqlalchemy import Connection, Table, insert
+from sqlalchemy import Boolean, Connection, Table, insert
 
 from backend.stores.schema import metadata
 
@@ -46,8 +46,13 @@ def _copy(legacy: sqlite3.Connection, table: Table, connection: Connection) -> i
     columns = [c.name for c in table.columns if c.name in old_columns and c.autoincrement is not True]
     quoted = ", ".join(f'"{name}"' for name in columns)
     rows = legacy.execute(f'SELECT {quoted} FROM "{table.name}" ORDER BY rowid')
+    # SQLite stored booleans as 0 and 1; PostgreSQL takes only booleans.
+    flags = {name for name in columns if isinstance(table.c[name].type, Boolean)}
     count = 0
     while batch := rows.fetchmany(_BATCH_ROWS):
-        connection.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in batch])
+        values = [dict(zip(columns, row, strict=True)) for row in batch]
+        for record in values:
+            record.update({name: bool(record[name]) for name in flags})
+        connection.execute(insert(table), values)
         count += len(batch)
     return count

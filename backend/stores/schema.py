@@ -142,6 +142,7 @@ chunks = Table(
     Column("parent_id", Text, nullable=False),
     Column("page", Integer, nullable=False),
     Column("text", Text, nullable=False),
+    Column("ocr", Boolean, nullable=False, server_default=false()),  # the text was read from an image by OCR
     Index("chunks_document", "document_id", "seq"),
 )
 

@@ -27,10 +27,7 @@ UNREADABLE = {
     "encrypted_userpw_openpassword.pdf": "encrypted",
     "malformed_empty_0_bytes.pdf": "empty",
     "malformed_header_and_eof_only.pdf": "corrupt",
-    "garbled_textlayer_sbert_2page_excerpt.pdf": "no_text",
     "nonenglish_ja_jo.pdf": "no_text",
-    "scanned_docling_ocr_test.pdf": "no_text",
-    "scanned_linn_two-column_brochure.pdf": "no_text",
 }
 
 
@@ -85,14 +82,14 @@ def test_a_large_pdf_is_indexed_in_the_background_and_reports_progress(client, s
 
 
 def test_a_background_job_that_fails_reports_the_error(client, pdfs):
-    # 185 KB: over the background threshold, and a scan without a text layer.
-    response = upload_paths(client, "scans", pdfs / "scanned_c02-22_huckfinn_page.pdf")
+    # Asked to be a background job, and password-protected.
+    response = upload_paths(client, "locked", pdfs / "encrypted_userpw_openpassword.pdf", background="true")
     assert response.status_code == 202
-    state, _ = poll_until_finished(client, "scans", response.json()["jobs"][0]["id"])
+    state, _ = poll_until_finished(client, "locked", response.json()["jobs"][0]["id"])
     assert state["status"] == "failed" and state["document_id"] is None
-    assert state["error"]["error"] == "UNREADABLE_DOCUMENT" and state["error"]["details"]["reason"] == "no_text"
+    assert state["error"]["error"] == "UNREADABLE_DOCUMENT" and state["error"]["details"]["reason"] == "encrypted"
     # Its only file failed: the chat has nothing, so it does not exist (docs/api.md, Chats).
-    assert_error(client.get("/chat/scans/documents"), 404, "NOT_FOUND", chat_id="scans")
+    assert_error(client.get("/chat/locked/documents"), 404, "NOT_FOUND", chat_id="locked")
 
 
 def test_a_small_file_is_indexed_within_the_request_and_only_once(client):

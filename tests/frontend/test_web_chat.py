@@ -359,3 +359,26 @@ def test_too_big_and_unsupported_files_are_refused_with_the_reason(page: Page, t
         expect(unsupported).to_have_attribute("data-state", "failed", timeout=60_000)
         expect(unsupported).to_contain_text("its content is not a PDF")
         expect(page.locator(".document")).to_have_count(0)
+
+
+def test_a_scanned_pdf_is_read_and_its_citation_says_the_text_was_recognised(page: Page, web, pdfs, screenshot_dir):
+    scan = "scanned_linn_two-column_brochure.pdf"  # an image of a page: no text layer at all
+    open_new_chat(page, web.url)
+    upload(page, pdfs / scan)
+    wait_until_uploaded(page, scan)
+    expect(upload_row(page, scan)).to_contain_text(re.compile(r"Ready · \d+ chunks · 1 page"))
+
+    ask(page, "How many notes does a disk hold?")  # "holds over 110,000 notes per disk", only in the scan
+    answer = wait_for_answer(page)
+    expect(answer.locator(".mark-not-found")).to_have_count(0)
+    # The answer's citations (when the model wrote them) and its listed sources open the recognised passage.
+    chips = answer.locator(".cite, .source-chip")
+    assert chips.count() >= 1
+    for index in range(chips.count()):
+        chips.nth(index).click()
+        dialog = page.locator("#passage-dialog")
+        expect(dialog.locator("#passage-title")).to_have_text(f"{scan} — page 1 · recognised text")
+        if index == 0:
+            page.screenshot(path=screenshot_dir / "recognised-text-passage.png")
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()

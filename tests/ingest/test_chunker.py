@@ -46,3 +46,11 @@ def test_metadata_ids_and_pages_are_exact():
 def test_blank_pages_produce_nothing():
     parents, chunks = chunker().chunk(document("   \n\n  "), "d1")
     assert parents == [] and chunks == []
+
+
+def test_a_recognised_page_marks_its_parents_and_chunks():
+    pages = (Page(1, SENTENCE * 50), Page(2, SENTENCE * 50, ocr=True))
+    parents, chunks = chunker().chunk(LoadedDocument("scan.pdf", "pdf", pages), "d1")
+
+    assert {(p.page, p.ocr) for p in parents} == {(1, False), (2, True)}
+    assert {(c.page, c.ocr) for c in chunks} == {(1, False), (2, True)}

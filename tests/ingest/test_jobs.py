@@ -28,7 +28,7 @@ class GatedLoader:
         self.gate = threading.Event()
         self.reading = threading.Event()
 
-    def __call__(self, filename, data, cancelled=None):
+    def __call__(self, filename, data, cancelled=None, on_page=None):
         self.reading.set()
         while not self.gate.wait(0.01):
             if cancelled is not None and cancelled.is_set():

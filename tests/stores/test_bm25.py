@@ -320,3 +320,11 @@ def test_parent_search_follows_deletes_replicas_and_chat_isolation(store, docume
     assert store.search_parents("chat-a", "kidney dialysis glomerulus", k=5) == []
     assert other_replica.search_parents("chat-a", "kidney dialysis", k=5) == []
     assert [hit.chunk for hit in store.search_parents("chat-a", "vaccine", k=5)] == [VACCINE]
+
+
+def test_a_recognised_chunk_stays_marked_through_the_database_and_the_cache(store, documents, index_dir):
+    recognised = Chunk(ORBITS.chunk_id, ORBITS.parent_id, ORBITS.document_id, ORBITS.filename, ORBITS.page,
+                       ORBITS.text, ocr=True)
+    add(documents, "chat1", [BREAD, recognised])
+    assert store.search("chat1", "elliptical orbits", k=1)[0].chunk == recognised
+    assert BM25Store(index_dir, Tokenizer(), documents).search("chat1", "elliptical", k=1)[0].chunk == recognised

@@ -3,6 +3,7 @@ a data directory written by the release before the shared database."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, func, inspect, select, text
 
 from backend.config import Settings
+from backend.errors import DatabaseUnavailable
 from backend.models import Parent
 from backend.stores.chats import ChatRecord, ChatStore
 from backend.stores.database import SQLITE_FILE, create_database_engine, database_url, migrate, open_database
@@ -40,6 +42,19 @@ def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgre
 def test_an_engine_axiom_does_not_run_on_is_refused_at_start_up(url: str) -> None:
     with pytest.raises(ValidationError, match="postgresql://"):
         Settings(database_url=url)
+
+
+def test_a_database_that_cannot_be_reached_is_named_at_start_up_without_its_password() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(database_url=f"postgresql://axiom:hunter2@127.0.0.1:{port}/axiom")
+
+    with pytest.raises(DatabaseUnavailable) as refused:
+        open_database(settings)
+
+    assert f"postgresql+psycopg://axiom:***@127.0.0.1:{port}/axiom" in refused.value.message
+    assert "hunter2" not in refused.value.message and "AXIOM_DATABASE_URL" in refused.value.message
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
@@ -91,11 +106,12 @@ def test_processes_starting_together_migrate_once(database_settings: Settings) -
 
 
 # The SQLite files as the release before the shared database wrote them: one file per store, these schemas.
+# (Older files lack some columns and tables, e.g. parents.ocr or sessions: they get the defaults.)
 LEGACY_CHATS = """
 CREATE TABLE chats (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, owner TEXT NULL
 );
-INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0), ('newer', 'Newer chat', 200.0, 400.5);
+INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0, NULL), ('newer', 'Newer chat', 200.0, 400.5, 'u1');
 """
 LEGACY_MEMORY = """
 CREATE TABLE messages (
@@ -123,7 +139,7 @@ CREATE TABLE documents (
 CREATE UNIQUE INDEX documents_chat_sha ON documents(chat_id, sha256);
 CREATE TABLE parents (
     parent_id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL
+    seq INTEGER NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL, ocr INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX parents_document ON parents(document_id, seq);
 CREATE TABLE jobs (
@@ -134,7 +150,7 @@ CREATE INDEX jobs_chat ON jobs(chat_id, state);
 INSERT INTO documents VALUES
     ('d1', 'older', 'report.pdf', 'aa', 'pdf', 12345, 2, 7, 'ready', 150.0),
     ('d2', 'older', 'half.txt', 'bb', 'txt', 10, 1, 0, 'indexing', 160.0);
-INSERT INTO parents VALUES ('d1-p1', 'd1', 1, 2, 'page two'), ('d1-p0', 'd1', 0, 1, 'page one');
+INSERT INTO parents VALUES ('d1-p1', 'd1', 1, 2, 'page two', 1), ('d1-p0', 'd1', 0, 1, 'page one', 0);
 INSERT INTO jobs VALUES ('d1', 'older', 'report.pdf', 12345, 'ready', 'd1', NULL, 150.0);
 """
 LEGACY_USERS = f"""
@@ -168,7 +184,7 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_docume
     chats, memory, documents = ChatStore(engine), MemoryStore(engine), DocumentStore(engine)
 
     assert chats.list() == [
-        ChatRecord("newer", "Newer chat", 200.0, 400.5), ChatRecord("older", "Older chat", 100.0, 300.0),
+        ChatRecord("newer", "Newer chat", 200.0, 400.5, "u1"), ChatRecord("older", "Older chat", 100.0, 300.0),
     ]
     # Messages keep their order (not their timestamps'), content and metadata; sessions keep their chat.
     history = memory.history("older")
@@ -187,7 +203,7 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_docume
     assert documents.get("older", "d2").status == INDEXING
     assert documents.chat_parents("older") == [
         Parent("d1-p0", "d1", "report.pdf", 1, "page one"),
-        Parent("d1-p1", "d1", "report.pdf", 2, "page two"),
+        Parent("d1-p1", "d1", "report.pdf", 2, "page two", ocr=True),
     ]
     assert JobStore(engine).get("older", "d1").state == "ready"
     assert UserStore(engine).user_of("axk_alices-key") == User("u1", "alice")
@@ -208,3 +224,17 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_docume
         assert old.execute("SELECT COUNT(*) FROM messages").fetchone() == (4,)
     old.close()
 
+
+
+def test_documents_from_before_ocr_are_upgraded_as_read_from_a_text_layer(database_settings: Settings) -> None:
+    database_settings.data_dir.mkdir(parents=True)
+    with sqlite3.connect(database_settings.docstore_path) as old:
+        old.executescript(LEGACY_DOCUMENTS.replace(", ocr INTEGER NOT NULL DEFAULT 0", "").replace(
+            "('d1-p1', 'd1', 1, 2, 'page two', 1), ('d1-p0', 'd1', 0, 1, 'page one', 0)",
+            "('d1-p0', 'd1', 0, 1, 'stored before OCR')",
+        ))
+    old.close()
+
+    engine = open_database(database_settings)
+    assert DocumentStore(engine).chat_parents("older") == [Parent("d1-p0", "d1", "report.pdf", 1, "stored before OCR")]
+    engine.dispose()

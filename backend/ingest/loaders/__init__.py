@@ -1,8 +1,8 @@
 """Turn an uploaded file's bytes into pages of clean text.
 
 The extension decides which type a file may be (.pdf, .txt, .md, .markdown, .docx, .pptx, .xlsx, .csv, .tsv,
-.html, .htm, .xhtml, .epub, any case); the content decides whether it really is that type. Every failure is a
-typed, user-readable error:
+.html, .htm, .xhtml, .epub, .png, .jpg, .jpeg, .tif, .tiff, .webp, any case); the content decides whether it really
+is that type. Every failure is a typed, user-readable error:
 
 - unknown extension, or content of another kind than the extension claims (a PNG named .pdf, a zip without
   ``word/document.xml`` named .docx, binary data named .txt) → ``UnsupportedFileType``: whatever its name says,
@@ -13,7 +13,12 @@ typed, user-readable error:
   user password, i.e. one only restricted by an owner password, loads);
 - reading it would take more memory or time than a document may use (a zip bomb, a sheet declaring a billion
   cells, a 50 MB web page) → ``TOO_COMPLEX``, found before the file is parsed whole;
-- parses but yields no readable text (scanned pages; a PDF text layer that decodes to mojibake) → ``NO_TEXT``.
+- parses but yields no readable text (a PDF text layer that decodes to mojibake and pages that show no text either)
+  → ``NO_TEXT``;
+- needs text recognition (a scanned page, an image) and Tesseract or its language data is not installed
+  → ``OCR_UNAVAILABLE``.
+
+Scanned PDF pages and images are read by text recognition (ocr.py); their pages are marked ``ocr``.
 
 PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
 its "pages" are the stretches between explicit page breaks and page-starting section breaks. A PPTX slide, an
@@ -32,14 +37,19 @@ from backend.ingest.loaders.csv import load_csv
 from backend.ingest.loaders.docx import load_docx
 from backend.ingest.loaders.epub import load_epub
 from backend.ingest.loaders.html import load_html
-from backend.ingest.loaders.pdf import load_pdf
+from backend.ingest.loaders.image import count_image_pages, load_image
+from backend.ingest.loaders.ocr import OcrOptions, PageProgress, Recogniser
+from backend.ingest.loaders.pdf import count_pdf_pages_to_recognise, load_pdf
 from backend.ingest.loaders.plain import load_text
 from backend.ingest.loaders.pptx import load_pptx
 from backend.ingest.loaders.text import normalise_text
 from backend.ingest.loaders.xlsx import load_xlsx
 from backend.models import LoadedDocument, Page
 
-__all__ = ["FILE_TYPES_BY_EXTENSION", "base_filename", "load_document", "normalise_text"]
+__all__ = [
+    "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "count_pages_to_recognise",
+    "load_document", "may_need_recognition", "normalise_text",
+]
 
 FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
 # Slides, spreadsheets, web pages and e-books.
@@ -47,9 +57,10 @@ FILE_TYPES_BY_EXTENSION |= {
     ".pptx": "pptx", ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".html": "html", ".htm": "html",
     ".xhtml": "html", ".epub": "epub",
 }
+# Images of text, read by text recognition.
+FILE_TYPES_BY_EXTENSION |= dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"), "image")
 
 _LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
-    "pdf": load_pdf,
     "txt": load_text,
     "md": load_text,
     "docx": load_docx,
@@ -59,16 +70,47 @@ _LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
     "html": load_html,
     "epub": load_epub,
 }
+# Loaders that may recognise text in page images.
+_RECOGNISING_LOADERS: dict[str, Callable[[str, bytes, Recogniser], list[Page]]] = {
+    "pdf": load_pdf,
+    "image": load_image,
+}
+_PAGES_TO_RECOGNISE: dict[str, Callable[[bytes], int]] = {
+    "pdf": count_pdf_pages_to_recognise,
+    "image": count_image_pages,
+}
 
 
-def load_document(filename: str, data: bytes) -> LoadedDocument:
-    """Load ``data`` uploaded as ``filename``; the result's filename is the base name only (no directories)."""
+def load_document(
+    filename: str, data: bytes, *, ocr: OcrOptions | None = None, on_page: PageProgress | None = None
+) -> LoadedDocument:
+    """Load ``data`` uploaded as ``filename``; the result's filename is the base name only (no directories).
+    ``on_page`` hears of each page recognised by OCR (pages done, pages to do)."""
     name = base_filename(filename)
     file_type = _file_type(name)
     if not data or data.isspace():
         raise UnreadableDocument(f"“{name}” is empty.", reason=UnreadableDocument.EMPTY, filename=name)
-    pages = _LOADERS[file_type](name, data)
+    if file_type in _RECOGNISING_LOADERS:
+        pages = _RECOGNISING_LOADERS[file_type](name, data, Recogniser(name, ocr or OcrOptions(), on_page))
+    else:
+        pages = _LOADERS[file_type](name, data)
     return LoadedDocument(filename=name, file_type=file_type, pages=tuple(pages))
+
+
+def may_need_recognition(filename: str) -> bool:
+    """Whether a file of this name could have pages to recognise (a PDF or an image), judged by its name alone."""
+    return _claimed_type(filename) in _PAGES_TO_RECOGNISE
+
+
+def count_pages_to_recognise(filename: str, data: bytes) -> int:
+    """A cheap estimate of how many pages of the file need text recognition (0 for a file that does not, or that
+    will fail to load), to decide whether reading it is long enough to be a background job."""
+    count = _PAGES_TO_RECOGNISE.get(_claimed_type(filename))
+    return count(data) if count is not None else 0
+
+
+def _claimed_type(filename: str) -> str | None:
+    return FILE_TYPES_BY_EXTENSION.get(PurePosixPath(base_filename(filename)).suffix.lower())
 
 
 def base_filename(filename: str) -> str:

@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("parent_id", sa.Text(), nullable=False),
         sa.Column("page", sa.Integer(), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("ocr", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.document_id"], name=op.f("chunks_document_id_fkey"), ondelete="CASCADE"
         ),

@@ -15,13 +15,20 @@ export function splitCitations(answer) {
   return pieces;
 }
 
-// {filename, page, excerpt} for source number N, or null when the answer's sources do not have it.
+// {filename, page, excerpt, ocr} for source number N, or null when the answer's sources do not have it. `ocr`: the
+// passage's text was recognised in a scanned page or an image, so it may hold recognition errors.
 export function citedPassage(sources, number) {
   for (const source of sources || []) {
     const passage = (source.passages || []).find((p) => p.source_number === number);
     if (passage) {
-      return { filename: source.filename, page: passage.page, excerpt: passage.excerpt };
+      return { filename: source.filename, page: passage.page, excerpt: passage.excerpt, ocr: Boolean(passage.ocr) };
     }
   }
   return null;
+}
+
+// Where a cited passage comes from, as the passage dialog says it: "file.pdf — page 3 · recognised text".
+export function passageOrigin(passage) {
+  const origin = `${passage.filename} — page ${passage.page}`;
+  return passage.ocr ? `${origin} · recognised text` : origin;
 }

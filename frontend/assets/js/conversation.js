@@ -1,6 +1,6 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
-import { citedPassage } from "./citations.js";
+import { citedPassage, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { answerMark } from "./marks.js";
@@ -15,7 +15,7 @@ const ERROR_TITLES = {
 
 function openPassage(sources, number) {
   const passage = citedPassage(sources, number);
-  if (passage) showPassage(`Source ${number}`, `${passage.filename} — page ${passage.page}`, passage.excerpt);
+  if (passage) showPassage(`Source ${number}`, passageOrigin(passage), passage.excerpt);
 }
 
 function citationChip(sources, number) {
