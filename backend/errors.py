@@ -109,13 +109,6 @@ class SynthesisFailed(AxiomError):
     status = 503
 
 
-class DatabaseUnavailable(AxiomError):
-    """The database AXIOM_DATABASE_URL names cannot be reached or opened (at start-up)."""
-
-    code = "DATABASE_UNAVAILABLE"
-    status = 503
-
-
 class ServerBusy(AxiomError):
     """Too many questions are already being answered; ``details["retry_after_seconds"]`` says when to try again."""
 

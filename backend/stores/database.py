@@ -25,7 +25,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
-from backend.errors import DatabaseUnavailable
+from backend.errors import AxiomError
 from backend.stores.legacy import import_legacy_sqlite
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,13 @@ SQLITE_FILE = "axiom.db"
 _MIGRATION_LOCK = zlib.crc32(b"axiom schema migrations")
 # A server thread holds a connection only for one store call; 30 at most per process, then calls wait (30 s).
 _POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30}
+
+
+class DatabaseUnavailable(AxiomError):
+    """The database AXIOM_DATABASE_URL names cannot be reached or opened: start-up stops (never an API answer)."""
+
+    code = "DATABASE_UNAVAILABLE"
+    status = 503
 
 
 def database_url(settings: Settings) -> URL:

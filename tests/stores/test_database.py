@@ -15,10 +15,16 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, func, inspect, select, text
 
 from backend.config import Settings
-from backend.errors import DatabaseUnavailable
 from backend.models import Parent
 from backend.stores.chats import ChatRecord, ChatStore
-from backend.stores.database import SQLITE_FILE, create_database_engine, database_url, migrate, open_database
+from backend.stores.database import (
+    SQLITE_FILE,
+    DatabaseUnavailable,
+    create_database_engine,
+    database_url,
+    migrate,
+    open_database,
+)
 from backend.stores.documents import INDEXING, READY, DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
