@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -36,6 +37,9 @@ from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import UserStore
+
+# Longer than any upload indexed within its request takes (those are small; large files become jobs).
+INLINE_STORE_SECONDS = 15 * 60
 
 
 @dataclass
@@ -83,9 +87,11 @@ def build_services(
     # Every call on the model goes through one scheduler, whichever part of Axiom makes it.
     llm = ScheduledLLM(llm or build_llm(settings), LLMScheduler(settings.llm_slots))
     vectors = ChromaStore.from_settings(settings)
-    keywords = BM25Store(settings.bm25_dir, Tokenizer())
     database = open_database(settings)
     documents = DocumentStore(database)
+    keywords = BM25Store(settings.bm25_dir, Tokenizer(), documents)
+    keywords.import_legacy_files()
+    jobs = JobStore(database)
     chunker = ParentChildChunker(
         settings.parent_chunk_size, settings.parent_chunk_overlap,
         settings.child_chunk_size, settings.child_chunk_overlap,
@@ -98,7 +104,11 @@ def build_services(
         chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents,
         load=functools.partial(reader.read, ocr=ocr_options(settings)),
     )
-    ingestion.recover()
+    # Several replicas may share a database: one starting must not roll back what another is storing right now.
+    shared = database.dialect.name != "sqlite"
+    ingestion.recover(
+        keep=set(jobs.unfinished_ids()), begun_before=time.time() - INLINE_STORE_SECONDS if shared else None
+    )
     dense = DenseRetriever(embedder, vectors)
     sparse = SparseRetriever(keywords)
     retriever = HybridRetriever(
@@ -141,7 +151,7 @@ def build_services(
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,
-        ChatStore(database), llm, RAGPipeline(deps), reader, JobStore(database), UserStore(database),
+        ChatStore(database), llm, RAGPipeline(deps), reader, jobs, UserStore(database),
         database,
     )
 

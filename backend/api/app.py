@@ -53,7 +53,10 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         built = services or build_services(settings or Settings())
-        jobs = IngestJobs(built.ingestion, built.jobs, workers=api_settings.ingest_workers)
+        jobs = IngestJobs(
+            built.ingestion, built.jobs, workers=api_settings.ingest_workers,
+            lease_seconds=api_settings.ingest_lease_seconds, max_attempts=api_settings.ingest_max_attempts,
+        )
         built.reader.warm_up()
         app.state.services = built
         app.state.api_settings = api_settings

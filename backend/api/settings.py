@@ -26,6 +26,14 @@ class ApiSettings(BaseSettings):
         2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"
     )
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
+    ingest_lease_seconds: float = Field(
+        30.0, gt=0,
+        description="How long a background job stays with a worker that stopped renewing its lease (its server "
+        "died) before another worker, in any replica, takes it over",
+    )
+    ingest_max_attempts: int = Field(
+        3, gt=0, description="Times a background job is started before one interrupted again fails for good"
+    )
     max_json_body_bytes: int = Field(
         1024 * 1024, gt=0,
         description="The largest request body read, uploads aside (which have their own limits); past it, 413 "
@@ -35,7 +43,7 @@ class ApiSettings(BaseSettings):
     # At least one largest request (10 files of 50 MB), so one person's largest upload is never refused as such.
     upload_budget_bytes: int = Field(
         512 * 1024 * 1024, gt=0,
-        description="Uploaded bytes held at once by all requests and queued jobs; past it an upload gets 503 "
+        description="Uploaded bytes held at once by all requests; past it an upload gets 503 "
         "SERVER_BUSY with Retry-After",
     )
     default_chat_id: str = Field("default", description="The chat POST /chat/ uses when the body names none")

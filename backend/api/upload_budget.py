@@ -1,10 +1,10 @@
-"""How many uploaded bytes the server holds at once, across every request and queued job.
+"""How many uploaded bytes the server holds at once, across every request.
 
-Uploads are held in memory until indexed (originals are never written to disk), so without a bound a few
-concurrent large uploads take the machine's memory: three 10 × 45 MB uploads peaked at 2.67 GB. Each request
-reserves its bytes as they arrive; past the budget it is refused with 503 SERVER_BUSY and Retry-After (nothing of
-it is stored), and what a request reserved is released when its files are indexed, or, for background jobs, when
-each job ends.
+Uploads are held in memory until indexed or handed to a background job (whose file then waits in the database, and
+a worker holds one file at a time), so without a bound a few concurrent large uploads take the machine's memory:
+three 10 × 45 MB uploads peaked at 2.67 GB. Each request reserves its bytes as they arrive; past the budget it is
+refused with 503 SERVER_BUSY and Retry-After (nothing of it is stored), and what a request reserved is released
+when the request ends.
 """
 
 from __future__ import annotations
@@ -49,12 +49,6 @@ class Reservation:
     def grow(self, size: int) -> None:
         self._budget.reserve(size)
         self._size += size
-
-    def hand_over(self, size: int):
-        """Moves ``size`` bytes out of this reservation; returns the callable that releases them later."""
-        size = min(size, self._size)
-        self._size -= size
-        return lambda: self._budget.release(size)
 
     def close(self) -> None:
         self._budget.release(self._size)

@@ -3,7 +3,8 @@
 A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, a
 scan with more than one page to recognise (OCR takes seconds a page, so a small file can take minutes), or any file
 when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never holds a
-request open for a minute. Nothing is written to disk but the indexes: originals are not kept.
+request open for a minute. Originals are not kept: a background job's file waits in the database only until its
+job ends.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ class DocumentUploads:
 
     @contextmanager
     def reservation(self) -> Iterator[Reservation]:
-        """One request's share of the upload budget, released when the request ends (except what its background
-        jobs keep until they end)."""
+        """One request's share of the upload budget, released when the request ends (a background job's file
+        waits in the database, not in memory)."""
         reservation = Reservation(self._budget)
         try:
             yield reservation
@@ -51,7 +52,7 @@ class DocumentUploads:
             release_free_memory()  # the request's bytes and the parse results it held are garbage now
 
     def accept(
-        self, chat_id: str, files: list[ReceivedFile], reservation: Reservation, *, background: bool
+        self, chat_id: str, files: list[ReceivedFile], *, background: bool
     ) -> UploadOutcome:
         """Blocking (it may index). A single file that fails raises its error, so the response carries that
         error's status; with several files each failure is listed and the others still go in."""
@@ -71,12 +72,8 @@ class DocumentUploads:
         ]
         if len(files) == 1 and failures:
             raise failures[0][1]
-        jobs = [
-            DocumentState.of_job(
-                self._jobs.submit(chat_id, f.name, bytes(f.data), on_end=reservation.hand_over(len(f.data)))
-            )
-            for f in queued
-        ]
+        # A job's file is in the database from here on, so it leaves the budget with the request.
+        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, bytes(f.data))) for f in queued]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
             failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],

@@ -1,20 +1,25 @@
-"""Background ingestion: a large upload is indexed on a worker thread while the client polls its progress.
+"""Background ingestion: a large upload is indexed by a worker while the client polls its progress.
 
-A job is a row (``JobStore``) from the moment it is accepted, and its id is the id its document will have, so the
-id answers after a restart: with the document when it finished, or with "failed: interrupted" when a restart cut
-it short (the bytes are not kept, so it cannot resume; ``IngestionService.recover()`` rolls back what it left).
-A job can be cancelled while it waits or while it runs: it stops at the next step (reading, each slice of
+A job is a row with its uploaded file (``JobStore``) from the moment it is accepted, and its id is the id its
+document will have. Each process runs ``workers`` worker threads that claim jobs from the shared database, so a
+job accepted by one replica may be indexed by another, and a job survives a restart of the replica that accepted
+it. A worker holds its job by a lease it renews every couple of seconds (writing its progress with it); a job
+whose lease runs out (its worker died) is taken over by the next worker to look, which first rolls back whatever
+the dead one half-stored (or keeps the document, if it was stored whole) and then indexes it again, up to
+``max_attempts`` times in all; after that the job fails saying it was interrupted and retried. A job can be
+cancelled from any replica while it waits or while it runs: it stops at the next step (reading, each slice of
 embedding) and keeps nothing, the way a crash is rolled back.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+import uuid
+from dataclasses import dataclass, replace
 from typing import Any
 
 from backend.errors import AxiomError, Cancelled
@@ -22,18 +27,21 @@ from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
 from backend.memory import release_free_memory
-from backend.stores.jobs import UNFINISHED, JobRecord, JobState, JobStore
+from backend.stores.jobs import UNFINISHED, ClaimedJob, JobRecord, JobState, JobStore
 
 log = logging.getLogger(__name__)
 
-_INTERRUPTED = AxiomError(
-    "Indexing was interrupted by a restart of the server before it finished, and nothing of it was kept. Upload "
-    "the file again."
-).to_body()
 _UNEXPECTED = AxiomError("Indexing this file failed unexpectedly.").to_body()
 # A cancelled job stops at its next step (reading is killed at once; embedding stops between slices of 64 chunks,
 # a few seconds each on a busy laptop); only its last step, storing, is never cut and may have to be waited for.
 CANCEL_WAIT_SECONDS = 30.0
+
+
+def _interrupted(attempts: int) -> dict[str, Any]:
+    return AxiomError(
+        f"Indexing was interrupted (the server indexing it stopped) {attempts} times, so it was not retried again; "
+        "nothing of it was kept. Upload the file again."
+    ).to_body()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,138 +67,192 @@ class Job:
     def of_record(cls, record: JobRecord) -> Job:
         return cls(
             job_id=record.job_id, chat_id=record.chat_id, filename=record.filename, size_bytes=record.size_bytes,
-            state=record.state, progress=1.0 if record.state == "ready" else 0.0, created_at=record.created_at,
-            document_id=record.document_id, error=record.error,
+            state=record.state, progress=1.0 if record.state == "ready" else record.progress,
+            created_at=record.created_at, document_id=record.document_id, error=record.error,
         )
 
 
 @dataclass(slots=True)
 class _Running:
-    job: Job
-    cancel: threading.Event = field(default_factory=threading.Event)
-    ended: threading.Event = field(default_factory=threading.Event)
+    """A job a worker of this process holds."""
+
+    job_id: str
+    progress: float = 0.0
+    cancel: threading.Event = None  # type: ignore[assignment]
+    ended: threading.Event = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.cancel, self.ended = threading.Event(), threading.Event()
 
 
 class IngestJobs:
-    """Runs ingestion jobs on ``workers`` threads (embedding already uses every core, so one is the default)."""
+    """Claims and runs ingestion jobs on ``workers`` threads (embedding already uses every core, so one is the
+    default). ``lease_seconds``: how long a job stays with a worker that stopped renewing it (died)."""
 
-    def __init__(self, ingestion: IngestionService, store: JobStore, *, workers: int = 1) -> None:
+    def __init__(
+        self, ingestion: IngestionService, store: JobStore, *, workers: int = 1, lease_seconds: float = 30.0,
+        max_attempts: int = 3, poll_seconds: float = 1.0,
+    ) -> None:
         self._ingestion = ingestion
         self._store = store
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="axiom-ingest")
-        self._running: dict[str, _Running] = {}  # jobs of this process not yet ended
-        self._lock = threading.RLock()  # _stop ends a queued job while holding it
-        for job_id in store.fail_unfinished(_INTERRUPTED):
-            log.warning("ingestion job %s was interrupted by a restart; marked failed", job_id)
+        self._lease_seconds = lease_seconds
+        self._heartbeat_seconds = min(2.0, lease_seconds / 3)
+        self._max_attempts = max_attempts
+        self._poll_seconds = poll_seconds
+        self._worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._running: dict[str, _Running] = {}  # jobs this process's workers hold
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        if not store.shared:
+            store.expire_leases()  # this process alone uses the database: an earlier run's jobs were cut short
+        self._threads = [
+            threading.Thread(target=self._work, name=f"axiom-ingest-{n}", daemon=True) for n in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
-    def submit(
-        self, chat_id: str, filename: str, data: bytes, *, on_end: Callable[[], None] | None = None
-    ) -> Job:
-        """``on_end`` runs once the job has ended, however it ended (the upload's memory budget is released)."""
+    def submit(self, chat_id: str, filename: str, data: bytes) -> Job:
         job = Job(
             job_id=new_document_id(), chat_id=chat_id, filename=base_filename(filename), size_bytes=len(data),
             state="queued", progress=0.0, created_at=time.time(),
         )
-        self._store.add(JobRecord(
-            job.job_id, chat_id, job.filename, job.size_bytes, "queued", None, None, job.created_at
-        ))
-        with self._lock:
-            self._running[job.job_id] = _Running(job)
-        self._executor.submit(self._run, job.job_id, filename, data, on_end)
+        self._store.add(
+            JobRecord(job.job_id, chat_id, job.filename, job.size_bytes, "queued", None, None, job.created_at),
+            filename, data,
+        )
+        self._wake.set()
         return job
 
     def get(self, chat_id: str, job_id: str) -> Job | None:
+        record = self._store.get(chat_id, job_id)
+        if record is None:
+            return None
+        job = Job.of_record(record)
         with self._lock:
             running = self._running.get(job_id)
-        if running is not None:
-            return running.job if running.job.chat_id == chat_id else None
-        record = self._store.get(chat_id, job_id)
-        return Job.of_record(record) if record is not None else None
+        # This process's own progress is fresher than what its last heartbeat wrote.
+        return replace(job, progress=running.progress) if running is not None and not job.finished else job
 
     def unfinished(self, chat_id: str) -> list[Job]:
-        with self._lock:
-            return [r.job for r in self._running.values() if r.job.chat_id == chat_id and not r.job.finished]
+        return [Job.of_record(record) for record in self._store.unfinished(chat_id)]
 
     def cancel(self, chat_id: str, job_id: str, *, wait_seconds: float = CANCEL_WAIT_SECONDS) -> Job | None:
         """Stops a queued or running job, waiting up to ``wait_seconds`` for it to end; returns the job as it then
-        stands (possibly still running: its last step, storing, is not interrupted), or None if it is not running."""
-        with self._lock:
-            running = self._running.get(job_id)
-            if running is None or running.job.chat_id != chat_id:
-                return None
-            self._stop(running)
-        running.ended.wait(wait_seconds)
-        return running.job
+        stands (possibly still running: its last step, storing, is not interrupted), or None if it is not
+        unfinished."""
+        job = self.get(chat_id, job_id)
+        if job is None or job.finished:
+            return None
+        (job,) = self._cancel(chat_id, [job_id], wait_seconds)
+        return job
 
     def cancel_chat(self, chat_id: str, *, wait_seconds: float = CANCEL_WAIT_SECONDS) -> list[Job]:
         """Cancels every job of the chat; returns those still running after ``wait_seconds``."""
-        with self._lock:
-            jobs = [r for r in self._running.values() if r.job.chat_id == chat_id]
-            for running in jobs:
-                self._stop(running)
-        deadline = time.monotonic() + wait_seconds
-        for running in jobs:
-            running.ended.wait(max(0.0, deadline - time.monotonic()))
-        return [running.job for running in jobs if not running.ended.is_set()]
+        job_ids = [job.job_id for job in self.unfinished(chat_id)]
+        if not job_ids:
+            return []
+        return [job for job in self._cancel(chat_id, job_ids, wait_seconds) if not job.finished]
 
     def forget_chat(self, chat_id: str) -> None:
         """Forgets the chat's finished jobs (call once none is running)."""
         self._store.delete_chat(chat_id)
 
     def close(self) -> None:
-        """Drops queued jobs and lets a running one finish (an interrupted one would be rolled back anyway)."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Stops claiming. A job running here goes on until the process ends; if that cuts it short, its lease
+        runs out and another worker (or this process's next run) takes it over."""
+        self._stopping.set()
+        self._wake.set()
 
-    def _stop(self, running: _Running) -> None:
-        """Call with the lock held. A queued job ends here and then; a running one at its next step."""
-        running.cancel.set()
-        if running.job.state == "queued":
-            self._end(running, "cancelled")  # _run, finding it gone, will not start it
-
-    def _run(self, job_id: str, filename: str, data: bytes, on_end: Callable[[], None] | None) -> None:
+    def _cancel(self, chat_id: str, job_ids: list[str], wait_seconds: float) -> list[Job]:
+        self._store.request_cancel(chat_id, job_ids)
         with self._lock:
-            running = self._running.get(job_id)
-            started = running is not None
-            if started:
-                running.job = replace(running.job, state="indexing")
-        if not started:  # cancelled while it waited
-            if on_end is not None:
-                on_end()
-            return
+            for job_id in job_ids:
+                if job_id in self._running:
+                    self._running[job_id].cancel.set()  # at once, not at its next heartbeat
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            jobs = [self.get(chat_id, job_id) for job_id in job_ids]
+            jobs = [job for job in jobs if job is not None]
+            if all(job.finished for job in jobs) or time.monotonic() >= deadline:
+                return jobs
+            time.sleep(0.05)
+
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                claimed = self._store.claim(self._worker, self._lease_seconds)
+            except Exception:  # the database is away: try again at the next poll
+                log.warning("claiming an ingestion job failed", exc_info=True)
+                claimed = None
+            if claimed is None:
+                self._wake.wait(self._poll_seconds)
+                self._wake.clear()
+                continue
+            try:
+                self._run(claimed)
+            except Exception:  # its lease runs out and another attempt is made
+                log.exception("ingestion job %s could not be run", claimed.record.job_id)
+            finally:
+                release_free_memory()  # the file's bytes and its chunks are garbage now
+
+    def _run(self, claimed: ClaimedJob) -> None:
+        record = claimed.record
+        if claimed.taken_over:
+            # Its worker died: keep the document if it was stored whole, else roll back what it half-stored.
+            kept = self._ingestion.settle(record.chat_id, record.job_id)
+            if kept is not None:
+                self._finish(record, "ready", document=kept)
+                return
+            if record.attempts > self._max_attempts:
+                log.warning("ingestion job %s was interrupted %d times; failed", record.job_id, record.attempts - 1)
+                self._finish(record, "failed", error=_interrupted(record.attempts - 1))
+                return
+            log.warning("ingestion job %s was interrupted; attempt %d", record.job_id, record.attempts)
+        running = _Running(record.job_id)
+        if record.cancel_requested:
+            running.cancel.set()
+        with self._lock:
+            self._running[record.job_id] = running
+        heartbeat = threading.Thread(target=self._heartbeat, args=(running,), daemon=True)
+        heartbeat.start()
         try:
-            self._store.update(job_id, "indexing")
             document = self._ingestion.ingest(
-                running.job.chat_id, filename, data, progress=lambda done: self._progress(running, done),
-                document_id=job_id, cancelled=running.cancel,
+                record.chat_id, claimed.filename, claimed.data,
+                progress=lambda done: setattr(running, "progress", done),
+                document_id=record.job_id, cancelled=running.cancel,
             )
         except Cancelled:
-            self._end(running, "cancelled")
+            self._finish(record, "cancelled")
         except AxiomError as error:
-            self._end(running, "failed", error=error.to_body())
+            self._finish(record, "failed", error=error.to_body())
         except Exception:  # a worker must record every failure, or the job would look queued forever
-            log.exception("ingestion job %s (%s) failed unexpectedly", job_id, running.job.filename)
-            self._end(running, "failed", error=_UNEXPECTED)
+            log.exception("ingestion job %s (%s) failed unexpectedly", record.job_id, record.filename)
+            self._finish(record, "failed", error=_UNEXPECTED)
         else:
-            self._end(running, "ready", document=document)
+            self._finish(record, "ready", document=document)
         finally:
-            if on_end is not None:
-                on_end()
-            release_free_memory()  # the file's bytes and its chunks are garbage now
+            running.ended.set()
+            heartbeat.join()
+            with self._lock:
+                del self._running[record.job_id]
 
-    @staticmethod
-    def _progress(running: _Running, done: float) -> None:
-        running.job = replace(running.job, progress=done)
+    def _heartbeat(self, running: _Running) -> None:
+        while not running.ended.wait(self._heartbeat_seconds):
+            try:
+                cancel = self._store.heartbeat(running.job_id, self._worker, self._lease_seconds, running.progress)
+            except Exception:  # a missed beat costs nothing while the lease lasts
+                log.warning("renewing the lease of ingestion job %s failed", running.job_id, exc_info=True)
+                continue
+            if cancel is None:
+                log.warning("ingestion job %s was taken over by another worker; stopping", running.job_id)
+            if cancel is not False:
+                running.cancel.set()
 
-    def _end(
-        self, running: _Running, state: JobState, *, document: IngestedDocument | None = None,
+    def _finish(
+        self, record: JobRecord, state: JobState, *, document: IngestedDocument | None = None,
         error: dict[str, Any] | None = None,
     ) -> None:
         document_id = document.document_id if document else None
-        self._store.update(running.job.job_id, state, document_id=document_id, error=error)
-        running.job = replace(
-            running.job, state=state, progress=1.0 if state == "ready" else running.job.progress,
-            document_id=document_id, error=error,
-        )
-        with self._lock:
-            del self._running[running.job.job_id]
-        running.ended.set()
+        if not self._store.finish(record.job_id, self._worker, state, document_id=document_id, error=error):
+            log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)

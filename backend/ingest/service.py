@@ -1,9 +1,10 @@
-"""Ingestion: load → chunk → embed → store in Chroma and BM25, atomically per document.
+"""Ingestion: load → chunk → embed → store in Chroma and the database, atomically per document.
 
-Order of writes: the registry row ('indexing') first, then Chroma and BM25, then parents + 'ready' in one
-transaction. Any failure rolls the batch back from every store; a kill mid-way leaves an 'indexing' row that
-``recover()`` rolls back at the next start. Retrieval only returns parents of ready documents, so a document is
-never visible half-stored.
+Order of writes: the registry row ('indexing') first, then Chroma, then parents, chunks, 'ready' and the chat's
+new version in one transaction. Any failure rolls the batch back from both; a kill mid-way leaves an 'indexing'
+row that ``recover()`` rolls back at the next start (or, for a background job, the worker that retries the job).
+Retrieval only returns parents of ready documents and BM25 indexes only their chunks (its per-replica cache
+follows the chat's version), so a document is never visible half-stored.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import hashlib
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,7 +27,7 @@ from backend.ingest.loaders import PageProgress, load_document
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
-from backend.stores.documents import DocumentRecord, DocumentStore, new_record
+from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
 
@@ -191,13 +192,15 @@ class IngestionService:
             self._documents.begin(prepared.record)
         try:
             self._vectors.add(chat_id, chunks, embeddings)
-            self._keywords.add(chat_id, chunks)
             for prepared in batch:
-                self._documents.mark_ready(prepared.record.document_id, prepared.parents, len(prepared.chunks))
+                self._documents.mark_ready(
+                    prepared.record.document_id, prepared.parents, len(prepared.chunks), prepared.chunks
+                )
         except BaseException:
             for prepared in batch:
-                self._roll_back(chat_id, prepared.record.document_id)
+                self.roll_back(chat_id, prepared.record.document_id)
             raise
+        self._warm_keywords(chat_id)
         if progress:
             progress(1.0)
 
@@ -213,9 +216,17 @@ class IngestionService:
                 progress(0.95 * min(1.0, (start + _PROGRESS_SLICE) / len(chunks)))
         return np.vstack(parts)
 
-    def _roll_back(self, chat_id: str, document_id: str) -> None:
+    def _warm_keywords(self, chat_id: str) -> None:
+        """The chat's BM25 cache is rebuilt now rather than at its first question; if that fails, the question
+        rebuilds it (the document is stored either way)."""
+        try:
+            self._keywords.refresh(chat_id)
+        except AxiomError:
+            log.warning("the keyword index of %s could not be refreshed after an upload", chat_id, exc_info=True)
+
+    def roll_back(self, chat_id: str, document_id: str) -> None:
+        """Removes whatever of the document was stored (nothing, if it was never begun)."""
         self._vectors.delete_document(chat_id, document_id)
-        self._keywords.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
 
     def delete(self, chat_id: str, document_id: str) -> None:
@@ -224,7 +235,7 @@ class IngestionService:
         with self._chat_locks[chat_id]:
             if self._documents.get(chat_id, document_id) is None:
                 raise NotFound(f"Document {document_id} was not found in this chat.", doc_id=document_id)
-            self._roll_back(chat_id, document_id)
+            self.roll_back(chat_id, document_id)
 
     def delete_chat(self, chat_id: str) -> int:
         """Every document of the chat, with the chat's vector collection and keyword index themselves (an empty
@@ -236,12 +247,27 @@ class IngestionService:
             self._keywords.delete_chat(chat_id)
             return self._documents.remove_chat(chat_id)
 
-    def recover(self) -> list[str]:
-        """Roll back documents a crash left half-indexed; returns their ids."""
-        stale = self._documents.incomplete()
+    def settle(self, chat_id: str, document_id: str) -> IngestedDocument | None:
+        """After a worker died storing ``document_id``: the document if it was stored whole (it is kept), else
+        None once whatever it half-stored is rolled back."""
+        with self._chat_locks[chat_id]:
+            record = self._documents.get(chat_id, document_id)
+            if record is not None and record.status == READY:
+                return IngestedDocument(document_id, record.filename, record.page_count, record.chunk_count)
+            self.roll_back(chat_id, document_id)
+            return None
+
+    def recover(self, *, keep: Container[str] = (), begun_before: float | None = None) -> list[str]:
+        """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the documents
+        of background jobs: the worker that takes a job over rolls back what it left), nor, with ``begun_before``,
+        those begun since (another replica may be storing them right now)."""
+        stale = [
+            record for record in self._documents.incomplete()
+            if record.document_id not in keep and (begun_before is None or record.created_at < begun_before)
+        ]
         for record in stale:
             log.warning("rolling back %s (%s), left incomplete by an earlier run", record.document_id, record.filename)
-            self._roll_back(record.chat_id, record.document_id)
+            self.roll_back(record.chat_id, record.document_id)
         return [record.document_id for record in stale]
 
 

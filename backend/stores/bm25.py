@@ -1,28 +1,30 @@
-"""Per-chat BM25 keyword index, persisted as one JSON-lines file per chat and loaded lazily.
+"""Per-chat BM25 keyword index: a cache derived from the chunk texts in the database, one per replica.
+
+The truth is the ``chunks`` table (written with each document's 'ready' row, removed with the document) and the
+chat's version token, which changes in the same transactions (``DocumentStore``). Each search reads the token
+(one primary-key lookup); when it differs from the cached index's, the index is rebuilt from the database under
+the chat's lock, so concurrent searches rebuild once, and a replica sees another replica's upload or delete at
+its next search. A rebuild re-tokenizes only chunks it did not hold before. The cache is kept in memory and as
+one JSON-lines file per chat under ``cache_dir``, so a restarted replica skips tokenizing.
 
 Two engines per chat: one over child chunks, one over parents (a parent's terms are its children's terms, in
 reading order). Parent-level BM25 sees all of a passage's terms at once, which a ~400-char child cannot: on
 SciFact's train split it ranks 0.695 nDCG@10 vs 0.645 for children (docs/benchmarks.md). Deriving it from the
-children keeps one file, one lock and one delete path: the parent engine can never hold a chunk the child
-engine does not, nor outlive a deleted document. Child overlap repeats ~50 characters per boundary in the
-parent's terms; measured, that changes nothing (0.6955 vs 0.6951 from the parent's own text).
+children keeps one cache and one delete path: the parent engine can never hold a chunk the child engine does
+not. Child overlap repeats ~50 characters per boundary in the parent's terms; measured, that changes nothing
+(0.6955 vs 0.6951 from the parent's own text).
 
 Engine: bm25s (a sparse matrix of precomputed scores), chosen over rank-bm25 by bench/bm25.py: the same
 nDCG@10 on SciFact, queries ~0.1 ms instead of ~100 ms at 10k chunks. The matrix is never stored: it is
-rebuilt from the stored terms on first use and after every add/delete, ~0.8 s of CPU at 10k chunks, less for
-a typical chat.
+rebuilt from the terms whenever the version changes (bench/replicas.py measures a rebuild at 10k chunks).
 
-File format (``<index_dir>/chat_<id>.jsonl``): a header line ``{"format", "version", "tokenizer"}``, then one
-line per chunk with the Chunk fields and its ``terms`` space-separated (a term never contains whitespace, and
-one string per chunk reads several times faster than a JSON list). Terms made by a tokenizer with another
-signature are recomputed from the chunk text on load. Every save writes a temporary file and ``os.replace``s
-it, so a crash mid-save leaves the previous index intact.
-
-A file that cannot be read is logged, and searching that chat raises RetrievalFailed rather than answering
-"no match" for chunks it cannot see (hybrid retrieval then relies on dense retrieval alone, and fails only if
-that fails too); ``count`` is 0. The unreadable file stays until the next ``add`` for that chat overwrites it
-with just the chunks given from then on, after which search works again (``delete_chat`` removes it); chunks
-that were only in the unreadable file are lost to keyword search until they are re-added.
+File format (``<cache_dir>/chat_<id>.jsonl``): a header line ``{"format", "version", "tokenizer",
+"chat_version"}``, then one line per chunk with the Chunk fields and its ``terms`` space-separated (a term never
+contains whitespace, and one string per chunk reads several times faster than a JSON list). A file with another
+header (older chat version, tokenizer or format) or that cannot be read is ignored and rewritten; one that
+cannot be written is logged and costs only a rebuild at the next start. Every save writes a temporary file and
+``os.replace``s it. A database that cannot be read fails the search with RetrievalFailed (hybrid retrieval then
+relies on dense retrieval alone).
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 import bm25s
 import numpy as np
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from backend.errors import RetrievalFailed
 from backend.ids import collection_name
@@ -50,8 +54,10 @@ logger = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 FILE_FORMAT = "axiom-bm25"
-FILE_VERSION = 1
+FILE_VERSION = 2  # 2: a cache of the database's chunks, labelled with the chat's version
 _CHUNK_FIELDS = tuple(field.name for field in fields(Chunk))
+# What a chunk record of a version 1 file (the truth before the chunks table) may hold; ``ocr`` came late.
+_V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text", "ocr")
 
 # The usual BM25 parameters (Lucene's idf, which is never negative, unlike BM25Okapi's).
 K1 = 1.5
@@ -65,36 +71,23 @@ class _Entry:
 
 
 class _ChatIndex:
-    """The chunks of one chat and the BM25 engine over them. Not thread-safe: its chat's lock guards it."""
+    """The chunks of one chat at one version and the BM25 engines over them. Immutable once built."""
 
-    def __init__(self, entries: Iterable[_Entry] = (), *, readable: bool = True) -> None:
+    def __init__(self, version: str | None, entries: Iterable[_Entry] = ()) -> None:
+        self.version = version
         self._entries: dict[str, _Entry] = {entry.chunk.chunk_id: entry for entry in entries}
-        # False while the chat's file cannot be read: its chunks are unknown, so search cannot say "no match".
-        self._readable = readable
-        self._rebuild()
+        self._build()
 
     @property
     def entries(self) -> Iterable[_Entry]:
         return self._entries.values()
 
+    def terms_of(self, chunk_id: str) -> list[str] | None:
+        entry = self._entries.get(chunk_id)
+        return entry.terms if entry is not None else None
+
     def __len__(self) -> int:
         return len(self._entries)
-
-    def add(self, entries: Iterable[_Entry]) -> None:
-        for entry in entries:
-            self._entries[entry.chunk.chunk_id] = entry
-        self._readable = True  # the save that follows replaces the unreadable file with exactly these entries
-        self._rebuild()
-
-    def remove_document(self, document_id: str) -> int:
-        doomed = [
-            chunk_id for chunk_id, entry in self._entries.items() if entry.chunk.document_id == document_id
-        ]
-        for chunk_id in doomed:
-            del self._entries[chunk_id]
-        if doomed:
-            self._rebuild()
-        return len(doomed)
 
     def search(self, terms: list[str], k: int) -> list[ScoredChunk]:
         if not self._searchable(terms, k):
@@ -117,11 +110,9 @@ class _ChatIndex:
         return hits
 
     def _searchable(self, terms: list[str], k: int) -> bool:
-        if not self._readable:
-            raise RetrievalFailed("This chat's keyword index could not be read from disk.")
         return self._child_engine is not None and bool(terms) and k > 0
 
-    def _rebuild(self) -> None:
+    def _build(self) -> None:
         self._ranked_chunks = [entry.chunk for entry in self._entries.values()]
         corpus = [entry.terms for entry in self._entries.values()]
         # bm25s cannot index a corpus without a single term; such a chat has nothing to find anyway.
@@ -150,41 +141,65 @@ def _best(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.argsort(-scores[candidates], kind="stable")]
 
 
-class BM25Store:
-    """One BM25 index per chat under ``index_dir``; see the module docstring for the file format and failures.
+class ChunkSource(Protocol):
+    """Where the truth is: the chat's chunks and a token that changes with them (``DocumentStore``)."""
 
-    Thread-safe: each chat has its own lock, so work on one chat never waits for another.
+    def version(self, chat_id: str) -> str | None: ...
+
+    def chunks(self, chat_id: str) -> list[Chunk]: ...
+
+    def import_chunks(self, chunks: Sequence[Chunk]) -> int: ...
+
+
+class BM25Store:
+    """One BM25 index per chat, derived from ``source`` and cached in memory and under ``cache_dir``; see the
+    module docstring.
+
+    Thread-safe: each chat has its own lock, so work on one chat never waits for another, and searches that find
+    the cache stale together rebuild it once.
     """
 
-    def __init__(self, index_dir: Path, tokenizer: Tokenizer) -> None:
-        self._index_dir = index_dir
+    def __init__(self, cache_dir: Path, tokenizer: Tokenizer, source: ChunkSource) -> None:
+        self._cache_dir = cache_dir
         self._tokenizer = tokenizer
+        self._source = source
         self._registry_lock = threading.Lock()
         self._chat_locks: dict[str, threading.Lock] = {}
         self._loaded: dict[str, _ChatIndex] = {}
 
-    def add(self, chat_id: str, chunks: Sequence[Chunk]) -> None:
-        """Index ``chunks``; a chunk whose id is already indexed replaces the old one."""
-        if not chunks:
-            return
-        name = collection_name(chat_id)
-        entries = [_Entry(chunk, self._tokenizer.tokenize(chunk.text)) for chunk in chunks]
-        with self._lock(name):
-            index = self._index(name)
-            index.add(entries)
-            self._save_or_forget(name, index)
+    def import_legacy_files(self) -> int:
+        """Copies the chunks in the BM25 files of releases before the chunks table (format version 1, the truth
+        then) into the database, for ready documents that have none there, and removes the files; returns how
+        many chunks were copied. Run at start-up: the first replica to start on an upgraded data dir does it."""
+        imported = 0
+        for path in sorted(self._cache_dir.glob("chat_*.jsonl")) if self._cache_dir.is_dir() else []:
+            header = self._read_header(path)
+            if header is None or header.get("format") != FILE_FORMAT or header.get("version") != 1:
+                continue
+            try:
+                with path.open(encoding="utf-8") as lines:
+                    next(lines)
+                    records = [json.loads(line) for line in lines]
+                chunks = [Chunk(**{name: record[name] for name in _V1_FIELDS if name in record}) for record in records]
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+                logger.exception("BM25 file %s of an earlier release is unreadable; its chunks were not copied", path)
+                continue
+            try:
+                imported += self._source.import_chunks(chunks)
+            except IntegrityError:  # another replica starting at the same time copied them first
+                logger.info("The chunks of %s were copied by another replica", path)
+                continue
+            path.unlink()
+        if imported:
+            logger.info("Copied %d chunks from the BM25 files of an earlier release into the database", imported)
+        return imported
 
-    def delete_document(self, chat_id: str, document_id: str) -> int:
-        """Remove every chunk of ``document_id``; returns how many were removed."""
-        name = collection_name(chat_id)
-        with self._lock(name):
-            index = self._index(name)
-            removed = index.remove_document(document_id)
-            if removed:
-                self._save_or_forget(name, index)
-            return removed
+    def refresh(self, chat_id: str) -> None:
+        """Brings the chat's cache up to date now (after an upload, so its first question does not wait)."""
+        self._current(chat_id)
 
     def delete_chat(self, chat_id: str) -> None:
+        """Drops this replica's cache of the chat (the chunks themselves go with their documents)."""
         name = collection_name(chat_id)
         with self._lock(name):
             self._path(name).unlink(missing_ok=True)
@@ -192,100 +207,113 @@ class BM25Store:
 
     def search(self, chat_id: str, query: str, k: int) -> list[ScoredChunk]:
         """The ``k`` best chunks by raw BM25 score, best first; chunks with no query term are left out."""
-        name = collection_name(chat_id)
-        terms = self._tokenizer.tokenize(query)
-        with self._lock(name):
-            return self._index(name).search(terms, k)
+        return self._current(chat_id).search(self._tokenizer.tokenize(query), k)
 
     def search_parents(self, chat_id: str, query: str, k: int) -> list[ScoredChunk]:
         """The ``k`` best parents by BM25 over their whole text, best first, each represented by its best child
         (see ``_ChatIndex.search_parents``); parents with no query term are left out."""
-        name = collection_name(chat_id)
-        terms = self._tokenizer.tokenize(query)
-        with self._lock(name):
-            return self._index(name).search_parents(terms, k)
+        return self._current(chat_id).search_parents(self._tokenizer.tokenize(query), k)
 
     def count(self, chat_id: str) -> int:
-        name = collection_name(chat_id)
-        with self._lock(name):
-            return len(self._index(name))
+        return len(self._current(chat_id))
 
     def document_ids(self, chat_id: str) -> set[str]:
-        name = collection_name(chat_id)
-        with self._lock(name):
-            return {entry.chunk.document_id for entry in self._index(name).entries}
+        return {entry.chunk.document_id for entry in self._current(chat_id).entries}
 
     def _lock(self, name: str) -> threading.Lock:
         with self._registry_lock:
             return self._chat_locks.setdefault(name, threading.Lock())
 
     def _path(self, name: str) -> Path:
-        return self._index_dir / f"{name}.jsonl"
+        return self._cache_dir / f"{name}.jsonl"
 
-    def _index(self, name: str) -> _ChatIndex:
-        """The chat's index, read from disk on first use. Caller holds the chat's lock."""
-        index = self._loaded.get(name)
-        if index is None:
-            index = self._loaded[name] = self._load(name)
-        return index
+    def _current(self, chat_id: str) -> _ChatIndex:
+        """The chat's index at the source's current version: from memory, else the cache file, else rebuilt."""
+        name = collection_name(chat_id)
+        with self._lock(name):
+            try:
+                # Read before the chunks: if a write lands in between, the index is labelled older than what it
+                # holds, and the next search merely rebuilds once more.
+                version = self._source.version(chat_id)
+                index = self._loaded.get(name)
+                if index is not None and index.version == version:
+                    return index
+                index = self._read(name, version) or self._rebuild(chat_id, version, index)
+            except SQLAlchemyError as error:
+                raise RetrievalFailed("This chat's keyword index could not be read from the database.") from error
+            self._loaded[name] = index
+            if len(index):
+                self._save_quietly(name, index)
+            else:
+                self._path(name).unlink(missing_ok=True)
+            return index
 
-    def _load(self, name: str) -> _ChatIndex:
+    def _rebuild(self, chat_id: str, version: str | None, previous: _ChatIndex | None) -> _ChatIndex:
+        """From the source's chunks; a chunk already in ``previous`` keeps its terms (a chunk id's text never
+        changes), so after one upload only the new document is tokenized."""
+        entries = []
+        for chunk in self._source.chunks(chat_id):
+            terms = previous.terms_of(chunk.chunk_id) if previous is not None else None
+            entries.append(_Entry(chunk, terms if terms is not None else self._tokenizer.tokenize(chunk.text)))
+        return _ChatIndex(version, entries)
+
+    def _read(self, name: str, version: str | None) -> _ChatIndex | None:
+        """The cache file, if it holds ``version`` made by this tokenizer; None otherwise (or if unreadable)."""
         path = self._path(name)
+        if version is None or not path.exists():
+            return None
         try:
-            entries = self._read(path)
+            with path.open(encoding="utf-8") as lines:
+                header = json.loads(next(lines))
+                if header != self._header(version):
+                    return None
+                return _ChatIndex(version, [_entry_from_record(json.loads(line)) for line in lines])
         except (OSError, UnicodeDecodeError, StopIteration, ValueError, KeyError, TypeError, AttributeError):
-            logger.exception(
-                "BM25 index %s is unreadable; keyword search in this chat fails until a document is added",
-                path,
-            )
-            return _ChatIndex(readable=False)
-        return _ChatIndex(entries)
+            logger.warning("BM25 cache %s is unreadable; rebuilding it from the database", path, exc_info=True)
+            return None
 
-    def _read(self, path: Path) -> list[_Entry]:
-        if not path.exists():
-            return []
-        with path.open(encoding="utf-8") as lines:
-            header = json.loads(next(lines))
-            if header.get("format") != FILE_FORMAT or header.get("version") != FILE_VERSION:
-                raise ValueError(f"not a version {FILE_VERSION} {FILE_FORMAT} file: {header!r}")
-            stale_terms = header.get("tokenizer") != self._tokenizer.signature
-            return [self._entry_from_record(json.loads(line), stale_terms) for line in lines]
+    def _header(self, version: str) -> dict:
+        return {
+            "format": FILE_FORMAT, "version": FILE_VERSION, "tokenizer": self._tokenizer.signature,
+            "chat_version": version,
+        }
 
-    def _entry_from_record(self, record: dict, stale_terms: bool) -> _Entry:
-        # A field added later (ocr) is absent from older files: its default stands.
-        chunk = Chunk(**{field: record[field] for field in _CHUNK_FIELDS if field in record})
-        if stale_terms:
-            return _Entry(chunk, self._tokenizer.tokenize(chunk.text))
-        if not isinstance(record["terms"], str):
-            raise TypeError(f"chunk {chunk.chunk_id!r} has malformed terms")
-        return _Entry(chunk, record["terms"].split())
-
-    def _save_or_forget(self, name: str, index: _ChatIndex) -> None:
-        try:
-            self._save(name, index)
-        except BaseException:
-            # Memory must never run ahead of disk: drop the changed index; next use re-reads the last save.
-            self._loaded.pop(name, None)
-            raise
-
-    def _save(self, name: str, index: _ChatIndex) -> None:
+    def _save_quietly(self, name: str, index: _ChatIndex) -> None:
+        """A cache that cannot be written costs a rebuild at the next start, never a search."""
         path = self._path(name)
-        if not len(index):
-            path.unlink(missing_ok=True)
+        if path.exists() and self._read_header(path) == self._header(index.version):
             return
-        self._index_dir.mkdir(parents=True, exist_ok=True)
-        header = {"format": FILE_FORMAT, "version": FILE_VERSION, "tokenizer": self._tokenizer.signature}
-        descriptor, temporary = tempfile.mkstemp(dir=self._index_dir, prefix=f".{name}.", suffix=".tmp")
+        try:
+            self._save(path, index)
+        except OSError:
+            logger.warning("BM25 cache %s could not be written", path, exc_info=True)
+
+    @staticmethod
+    def _read_header(path: Path) -> dict | None:
+        try:
+            with path.open(encoding="utf-8") as lines:
+                return json.loads(next(lines))
+        except (OSError, UnicodeDecodeError, StopIteration, ValueError):
+            return None
+
+    def _save(self, path: Path, index: _ChatIndex) -> None:
+        self._cache_dir.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=self._cache_dir, prefix=f".{path.stem}.", suffix=".tmp")
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-                out.write(json.dumps(header) + "\n")
+                out.write(json.dumps(self._header(index.version)) + "\n")
                 for entry in index.entries:
                     record = {field: getattr(entry.chunk, field) for field in _CHUNK_FIELDS}
                     record["terms"] = " ".join(entry.terms)
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+def _entry_from_record(record: dict) -> _Entry:
+    chunk = Chunk(**{field: record[field] for field in _CHUNK_FIELDS})
+    if not isinstance(record["terms"], str):
+        raise TypeError(f"chunk {chunk.chunk_id!r} has malformed terms")
+    return _Entry(chunk, record["terms"].split())

@@ -1,21 +1,26 @@
-"""The registry of each chat's documents and their parent texts (``schema.documents``, ``schema.parents``).
+"""The registry of each chat's documents, their parent texts and child chunks (``schema.documents``,
+``schema.parents``, ``schema.chunks``) and each chat's version (``schema.chat_versions``).
 
-A document row is written with status 'indexing' before any chunk reaches Chroma or BM25 and becomes 'ready'
-only when both hold all of it; its parents are written in that same transaction. So a row still 'indexing' after
-a crash marks exactly the documents to roll back, and parents (what retrieval returns) exist only for complete
-documents.
+A document row is written with status 'indexing' before any chunk reaches Chroma and becomes 'ready' only when
+Chroma holds all of it; its parents and chunks are written in that same transaction, and the chat's version
+changes with it (and with every removal). So a row still 'indexing' after a crash marks exactly the documents to
+roll back, parents (what retrieval returns) and chunks (what BM25 indexes) exist only for complete documents, and
+a replica that sees an unchanged version knows its BM25 cache is current.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, Row, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, update
 
-from backend.models import Parent
-from backend.stores.schema import documents
+from backend.models import Chunk, Parent
+from backend.stores.dialect import upsert_insert
+from backend.stores.schema import chat_versions, documents
+from backend.stores.schema import chunks as chunk_table
 from backend.stores.schema import parents as parent_table
 
 INDEXING = "indexing"
@@ -27,6 +32,10 @@ _PARENT = (
     parent_table.c.text, parent_table.c.ocr,
 )
 _PARENTS_WITH_DOCUMENTS = parent_table.join(documents)
+_CHUNK = (
+    chunk_table.c.chunk_id, chunk_table.c.parent_id, chunk_table.c.document_id, documents.c.filename,
+    chunk_table.c.page, chunk_table.c.text, chunk_table.c.ocr,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +79,16 @@ class DocumentStore:
                 created_at=record.created_at,
             ))
 
-    def mark_ready(self, document_id: str, parents: Sequence[Parent], chunk_count: int) -> None:
+    def mark_ready(
+        self, document_id: str, parents: Sequence[Parent], chunk_count: int, chunks: Sequence[Chunk] = ()
+    ) -> None:
         with self._engine.begin() as db:
+            if chunks:
+                db.execute(insert(chunk_table), [
+                    {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
+                     "page": c.page, "text": c.text, "ocr": c.ocr}
+                    for seq, c in enumerate(chunks)
+                ])
             if parents:
                 db.execute(insert(parent_table), [
                     {"parent_id": p.parent_id, "document_id": document_id, "seq": seq, "page": p.page,
@@ -82,18 +99,67 @@ class DocumentStore:
                 update(documents).where(documents.c.document_id == document_id)
                 .values(status=READY, chunk_count=chunk_count)
             )
+            _bump_version(db, _chat_of(db, document_id))
 
     def remove(self, document_id: str) -> None:
         with self._engine.begin() as db:
-            db.execute(delete(documents).where(documents.c.document_id == document_id))
+            chat_id = _chat_of(db, document_id)
+            if chat_id is not None:
+                db.execute(delete(documents).where(documents.c.document_id == document_id))
+                _bump_version(db, chat_id)
 
     def remove_chat(self, chat_id: str) -> int:
         """Removes every document of the chat, whatever its status; returns how many were ready."""
         with self._engine.begin() as db:
             statuses = db.execute(
                 delete(documents).where(documents.c.chat_id == chat_id).returning(documents.c.status)
-            ).scalars()
+            ).scalars().all()
+            _bump_version(db, chat_id)
             return sum(status == READY for status in statuses)
+
+    def import_chunks(self, chunks: Sequence[Chunk]) -> int:
+        """Stores the chunks of ready documents that have none yet (those of a release that kept chunk texts only
+        in its BM25 files); returns how many were stored."""
+        by_document: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            by_document.setdefault(chunk.document_id, []).append(chunk)
+        stored = 0
+        with self._engine.begin() as db:
+            for document_id, its_chunks in by_document.items():
+                ready = db.execute(
+                    select(documents.c.chat_id).where(documents.c.document_id == document_id,
+                                                      documents.c.status == READY)
+                ).scalar_one_or_none()
+                has_chunks = db.execute(
+                    select(chunk_table.c.chunk_id).where(chunk_table.c.document_id == document_id).limit(1)
+                ).first()
+                if ready is None or has_chunks is not None:
+                    continue
+                db.execute(insert(chunk_table), [
+                    {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
+                     "page": c.page, "text": c.text, "ocr": c.ocr}
+                    for seq, c in enumerate(its_chunks)
+                ])
+                _bump_version(db, ready)
+                stored += len(its_chunks)
+        return stored
+
+    def version(self, chat_id: str) -> str | None:
+        """A token that changes whenever the chat's ready documents do; None before its first document."""
+        with self._engine.connect() as db:
+            return db.execute(
+                select(chat_versions.c.version).where(chat_versions.c.chat_id == chat_id)
+            ).scalar_one_or_none()
+
+    def chunks(self, chat_id: str) -> list[Chunk]:
+        """Every chunk of the chat's ready documents, in upload then reading order."""
+        with self._engine.connect() as db:
+            rows = db.execute(
+                select(*_CHUNK).select_from(chunk_table.join(documents))
+                .where(documents.c.chat_id == chat_id, documents.c.status == READY)
+                .order_by(documents.c.created_at, chunk_table.c.document_id, chunk_table.c.seq)
+            ).all()
+        return [Chunk(*row) for row in rows]
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
         return self._one(documents.c.chat_id == chat_id, documents.c.document_id == document_id)
@@ -158,6 +224,18 @@ class DocumentStore:
         with self._engine.connect() as db:
             row = db.execute(select(documents).where(*where)).one_or_none()
         return _record(row) if row else None
+
+
+def _chat_of(db: Connection, document_id: str) -> str | None:
+    return db.execute(select(documents.c.chat_id).where(documents.c.document_id == document_id)).scalar_one_or_none()
+
+
+def _bump_version(db: Connection, chat_id: str | None) -> None:
+    if chat_id is None:
+        return
+    token = uuid.uuid4().hex
+    statement = upsert_insert(db, chat_versions).values(chat_id=chat_id, version=token)
+    db.execute(statement.on_conflict_do_update(index_elements=["chat_id"], set_={"version": token}))
 
 
 def _record(row: Row) -> DocumentRecord:

@@ -1,20 +1,24 @@
-"""Background ingestion jobs as rows (``schema.jobs``), so a job's id still answers after a restart.
+"""Background ingestion jobs as rows (``schema.jobs``) with their uploaded file (``schema.job_files``), so a job
+survives a restart of the replica that accepted it and any replica's worker can take it.
 
-The uploaded bytes are not kept (originals never are), so a job a restart interrupted cannot resume: at start-up
-it is marked failed with a message saying to upload the file again, and the half-indexed document it left is
-rolled back by ``IngestionService.recover()``. Progress is not written here: it changes many times a second and
-only the process doing the work can report it.
+Claiming: a worker takes the oldest queued job, or one whose lease ran out (its worker died), in one transaction
+(PostgreSQL: ``FOR UPDATE SKIP LOCKED``, so workers of different replicas never wait for each other's row; SQLite,
+one process: its single writer) and holds it by renewing ``lease_until`` while it works (the heartbeat, which
+also writes its progress, so every replica shows it, and reads ``cancel_requested``, so any replica can cancel).
+Every later write of a claimed job names its worker, so a worker that lost its lease cannot overwrite the job's
+fate. The file is deleted when the job ends.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from sqlalchemy import Engine, Row, delete, insert, select, update
+from sqlalchemy import Engine, Row, and_, delete, insert, or_, select, update
 
-from backend.stores.schema import jobs
+from backend.stores.schema import job_files, jobs
 
 JobState = Literal["queued", "indexing", "ready", "failed", "cancelled"]
 UNFINISHED: tuple[JobState, ...] = ("queued", "indexing")
@@ -30,6 +34,20 @@ class JobRecord:
     document_id: str | None  # the document it made (its own id, or an earlier upload's when a duplicate)
     error: dict[str, Any] | None  # the error contract's body, when failed
     created_at: float
+    progress: float = 0.0  # 0..1, as its worker last wrote it
+    attempts: int = 0  # how many times a worker took it
+    cancel_requested: bool = False
+
+
+_RECORD_FIELDS = tuple(field.name for field in fields(JobRecord))
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    record: JobRecord
+    filename: str  # as uploaded
+    data: bytes
+    taken_over: bool  # an earlier worker died holding it: what it stored must be rolled back or kept
 
 
 class JobStore:
@@ -37,13 +55,19 @@ class JobStore:
         self._engine = engine
         self._keep_finished = keep_finished
 
-    def add(self, job: JobRecord) -> None:
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may use the same jobs (PostgreSQL); SQLite serves one process."""
+        return self._engine.dialect.name != "sqlite"
+
+    def add(self, job: JobRecord, filename: str, data: bytes) -> None:
         with self._engine.begin() as db:
             db.execute(insert(jobs).values(
                 job_id=job.job_id, chat_id=job.chat_id, filename=job.filename, size_bytes=job.size_bytes,
                 state=job.state, document_id=job.document_id, error=_json(job.error),
                 created_at=job.created_at,
             ))
+            db.execute(insert(job_files).values(job_id=job.job_id, filename=filename, data=data))
             # Old finished jobs are only looked up by clients that never came back for them.
             beyond_kept = (
                 select(jobs.c.job_id).where(jobs.c.state.not_in(UNFINISHED))
@@ -51,14 +75,72 @@ class JobStore:
             )
             db.execute(delete(jobs).where(jobs.c.job_id.in_(beyond_kept)))
 
-    def update(
-        self, job_id: str, state: JobState, *, document_id: str | None = None, error: dict[str, Any] | None = None
-    ) -> None:
+    def claim(self, worker: str, lease_seconds: float) -> ClaimedJob | None:
+        """Takes the oldest claimable job for ``worker`` until now + ``lease_seconds``; None if there is none."""
+        now = time.time()
+        claimable = or_(jobs.c.state == "queued", and_(jobs.c.state == "indexing", jobs.c.lease_until < now))
         with self._engine.begin() as db:
-            db.execute(
-                update(jobs).where(jobs.c.job_id == job_id)
-                .values(state=state, document_id=document_id, error=_json(error))
-            )
+            row = db.execute(
+                select(jobs.c.job_id, jobs.c.state, jobs.c.attempts).where(claimable)
+                .order_by(jobs.c.created_at).limit(1).with_for_update(skip_locked=True)
+            ).one_or_none()
+            if row is None:
+                return None
+            # The state and attempts it was read with: a claim that raced another (SQLite reads unlocked) is void.
+            taken = db.execute(
+                update(jobs).where(jobs.c.job_id == row.job_id, jobs.c.state == row.state,
+                                   jobs.c.attempts == row.attempts)
+                .values(state="indexing", claimed_by=worker, lease_until=now + lease_seconds,
+                        attempts=row.attempts + 1, progress=0.0)
+            ).rowcount
+            if not taken:
+                return None
+            record = db.execute(select(jobs).where(jobs.c.job_id == row.job_id)).one()
+            file = db.execute(select(job_files).where(job_files.c.job_id == row.job_id)).one()
+        return ClaimedJob(_record(record), file.filename, bytes(file.data), taken_over=row.state == "indexing")
+
+    def heartbeat(self, job_id: str, worker: str, lease_seconds: float, progress: float) -> bool | None:
+        """Renews the worker's lease and records its progress; returns whether a cancel was requested, or None
+        when the worker no longer holds the job (its lease ran out and another took it, or it was deleted)."""
+        with self._engine.begin() as db:
+            return db.execute(
+                update(jobs).where(jobs.c.job_id == job_id, jobs.c.claimed_by == worker, jobs.c.state == "indexing")
+                .values(lease_until=time.time() + lease_seconds, progress=progress)
+                .returning(jobs.c.cancel_requested)
+            ).scalar_one_or_none()
+
+    def finish(
+        self, job_id: str, worker: str, state: JobState, *, document_id: str | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> bool:
+        """Ends a job ``worker`` holds; False (and nothing written) if it no longer does."""
+        with self._engine.begin() as db:
+            ended = db.execute(
+                update(jobs).where(jobs.c.job_id == job_id, jobs.c.claimed_by == worker, jobs.c.state == "indexing")
+                .values(state=state, document_id=document_id, error=_json(error), lease_until=None,
+                        progress=1.0 if state == "ready" else jobs.c.progress)
+            ).rowcount
+            if ended:
+                db.execute(delete(job_files).where(job_files.c.job_id == job_id))
+        return bool(ended)
+
+    def request_cancel(self, chat_id: str, job_ids: list[str] | None = None) -> None:
+        """Cancels the chat's queued jobs (all, or those of ``job_ids``) at once and asks the workers of running
+        ones to stop at their next step."""
+        where = [jobs.c.chat_id == chat_id] + ([jobs.c.job_id.in_(job_ids)] if job_ids is not None else [])
+        with self._engine.begin() as db:
+            cancelled = list(db.execute(
+                update(jobs).where(*where, jobs.c.state == "queued").values(state="cancelled")
+                .returning(jobs.c.job_id)
+            ).scalars())
+            db.execute(delete(job_files).where(job_files.c.job_id.in_(cancelled)))
+            db.execute(update(jobs).where(*where, jobs.c.state == "indexing").values(cancel_requested=True))
+
+    def expire_leases(self) -> None:
+        """Makes every running job claimable now: for a process that alone uses the database (SQLite), whose
+        earlier run can no longer be working on them."""
+        with self._engine.begin() as db:
+            db.execute(update(jobs).where(jobs.c.state == "indexing").values(lease_until=0.0))
 
     def get(self, chat_id: str, job_id: str) -> JobRecord | None:
         with self._engine.connect() as db:
@@ -67,13 +149,17 @@ class JobStore:
             ).one_or_none()
         return _record(row) if row else None
 
-    def fail_unfinished(self, error: dict[str, Any]) -> list[str]:
-        """Marks every queued or running job failed with ``error`` (at start-up: their work was lost)."""
-        with self._engine.begin() as db:
-            return list(db.execute(
-                update(jobs).where(jobs.c.state.in_(UNFINISHED)).values(state="failed", error=_json(error))
-                .returning(jobs.c.job_id)
-            ).scalars())
+    def unfinished(self, chat_id: str) -> list[JobRecord]:
+        with self._engine.connect() as db:
+            rows = db.execute(
+                select(jobs).where(jobs.c.chat_id == chat_id, jobs.c.state.in_(UNFINISHED))
+                .order_by(jobs.c.created_at)
+            ).all()
+        return [_record(row) for row in rows]
+
+    def unfinished_ids(self) -> list[str]:
+        with self._engine.connect() as db:
+            return list(db.execute(select(jobs.c.job_id).where(jobs.c.state.in_(UNFINISHED))).scalars())
 
     def delete_chat(self, chat_id: str) -> None:
         with self._engine.begin() as db:
@@ -85,6 +171,6 @@ def _json(value: dict[str, Any] | None) -> str | None:
 
 
 def _record(row: Row) -> JobRecord:
-    values = dict(row._mapping)
+    values = {name: value for name, value in row._mapping.items() if name in _RECORD_FIELDS}
     values["error"] = json.loads(values["error"]) if values["error"] else None
     return JobRecord(**values)

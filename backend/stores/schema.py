@@ -20,6 +20,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -130,6 +131,30 @@ parents = Table(
     Index("parents_document", "document_id", "seq"),
 )
 
+# The child chunks of ready documents, written with the parents: the truth every replica's BM25 cache is derived
+# from (backend/stores/bm25.py). Chroma holds their vectors.
+chunks = Table(
+    "chunks",
+    metadata,
+    Column("chunk_id", Text, primary_key=True),
+    Column("document_id", Text, ForeignKey("documents.document_id", ondelete="CASCADE"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("parent_id", Text, nullable=False),
+    Column("page", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("ocr", Boolean, nullable=False, server_default=false()),  # the text was read from an image by OCR
+    Index("chunks_document", "document_id", "seq"),
+)
+
+# A new random token in the same transaction as every change to a chat's ready documents: a replica whose BM25
+# cache carries another token rebuilds it. Never deleted, so a token is never seen twice for one chat.
+chat_versions = Table(
+    "chat_versions",
+    metadata,
+    Column("chat_id", Text, primary_key=True),
+    Column("version", Text, nullable=False),
+)
+
 # Background ingestion jobs (backend/stores/jobs.py).
 jobs = Table(
     "jobs",
@@ -142,7 +167,23 @@ jobs = Table(
     Column("document_id", Text, nullable=True),
     Column("error", Text, nullable=True),  # JSON: the error contract's body
     Column("created_at", Double, nullable=False),
+    # Claiming (backend/stores/jobs.py): how often a worker took it, which one has it and until when.
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("claimed_by", Text, nullable=True),
+    Column("lease_until", Double, nullable=True),
+    Column("progress", Double, nullable=False, server_default="0"),
+    Column("cancel_requested", Boolean, nullable=False, server_default=false()),
     Index("jobs_chat", "chat_id", "state"),
+    Index("jobs_state", "state", "created_at"),
+)
+
+# An unfinished job's uploaded file, so a worker in any replica can index it; deleted when the job ends.
+job_files = Table(
+    "job_files",
+    metadata,
+    Column("job_id", Text, ForeignKey("jobs.job_id", ondelete="CASCADE"), primary_key=True),
+    Column("filename", Text, nullable=False),  # as uploaded (the job's own is the base name)
+    Column("data", LargeBinary, nullable=False),
 )
 
 # Users and their API keys (AXIOM_AUTH=api-key). Keys are stored hashed only.

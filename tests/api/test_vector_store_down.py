@@ -3,8 +3,8 @@
 
 With Chroma alone down, BM25 still finds the chat's file and the answer cites it, and /health says "degraded".
 A frozen server needs the request timeout for that (chromadb on its own waits forever). With the keyword index
-unreadable on disk as well, nothing can be searched: the client gets 503 RETRIEVAL_FAILED and the question
-stays in the history, unanswered.
+unreadable as well (its cache file torn and the chunk texts it is rebuilt from unreadable in the database),
+nothing can be searched: the client gets 503 RETRIEVAL_FAILED and the question stays in the history, unanswered.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ CHROMA_TIMEOUT_SECONDS = 2.0
 @dataclass(frozen=True)
 class Outage:
     chroma_only: str  # the service the file was uploaded through; its keyword index is intact in memory
-    everything: str  # a second service on the same data, started later, whose keyword index is unreadable
+    everything: str  # a second service on the same data, started later, whose keyword index cannot be built
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,11 @@ def outage(build_app_services, tmp_path_factory) -> Iterator[Outage]:
     try:
         with serving_the_notes(build_app_services, data_dir, chroma) as first:
             tear(keyword_index_path(first.services.settings, CHAT))
+            # The table the torn cache would be rebuilt from (the first service keeps its index in memory).
+            with first.services.database.begin() as db:
+                db.exec_driver_sql("ALTER TABLE chunks RENAME TO chunks_unreadable")
             # Built while Chroma is still up (a service cannot start without it); its keyword index is read
-            # from disk on first use, so it will find the torn file.
+            # on first use, so it will find the torn file and then fail to rebuild it.
             second = build_app_services(data_dir, chroma_host=chroma.host, chroma_port=chroma.port)
             chroma.stop()
             with serve(second) as restarted:

@@ -78,13 +78,14 @@ def test_a_batch_reports_each_file_and_keeps_the_good_ones(services, pdfs):
     assert len(services.documents.list("chat1")) == 2
 
 
-class ExplodingKeywords:
-    """The real BM25 store, failing on add: a storage failure after Chroma already holds the chunks."""
+class ExplodingRegistry:
+    """The real document store, failing to mark a document ready: a storage failure after Chroma already holds
+    the chunks."""
 
     def __init__(self, real):
         self._real = real
 
-    def add(self, chat_id, chunks):
+    def mark_ready(self, *args):
         raise OSError("disk full")
 
     def __getattr__(self, name):
@@ -93,7 +94,7 @@ class ExplodingKeywords:
 
 def test_a_failure_mid_ingest_leaves_no_part_of_the_document(services, pdfs):
     kept = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
-    services.ingestion._keywords = ExplodingKeywords(services.keywords)
+    services.ingestion._documents = ExplodingRegistry(services.documents)
     with pytest.raises(OSError):
         services.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())
     assert stored_chunks(services, "chat1") == (kept.chunk_count,) * 3
@@ -102,16 +103,16 @@ def test_a_failure_mid_ingest_leaves_no_part_of_the_document(services, pdfs):
 
 
 def test_a_process_killed_mid_ingest_is_rolled_back_at_the_next_start(tmp_path, pdfs, make_services):
-    """A real SIGKILL after Chroma holds the chunks and before BM25 and the registry are done."""
+    """A real SIGKILL after Chroma holds the chunks and before the registry has them."""
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
         from backend.config import Settings
         from backend.container import build_services
         services = build_services(Settings(data_dir=Path({str(tmp_path)!r})))
-        def die(chat_id, chunks):
+        def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
-        services.ingestion._keywords.add = die
+        services.ingestion._documents.mark_ready = die
         services.ingestion.ingest("chat1", {PAPER!r}, Path({str(pdfs / PAPER)!r}).read_bytes())
     """)
     env = {**os.environ, "AXIOM_EMBEDDING_CACHE_PATH": str(tmp_path / "cache.db")}

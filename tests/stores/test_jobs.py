@@ -1,13 +1,16 @@
-"""Ingestion job rows against real databases: a SQLite file and a PostgreSQL server (tests/conftest.py)."""
+"""Ingestion job rows against real databases (a SQLite file and a PostgreSQL server, tests/conftest.py): claims
+never hand one job to two workers, a lease that ran out lets another worker take the job, and a worker that lost
+its job cannot write its fate."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import pytest
 from sqlalchemy import Engine
 
 from backend.stores.jobs import JobRecord, JobStore
-
-INTERRUPTED = {"error": "INTERRUPTED", "message": "Upload the file again.", "details": {}}
 
 
 def job(job_id: str, state: str = "queued", chat_id: str = "chat1", created_at: float = 1.0) -> JobRecord:
@@ -20,39 +23,17 @@ def jobs(database: Engine) -> JobStore:
 
 
 def test_a_job_is_read_back_within_its_chat_only(jobs: JobStore) -> None:
-    jobs.add(job("j1"))
+    jobs.add(job("j1"), "j1.pdf", b"%PDF")
 
     assert jobs.get("chat1", "j1") == job("j1")
     assert jobs.get("chat2", "j1") is None and jobs.get("chat1", "missing") is None
 
 
-def test_an_update_records_the_outcome_and_the_error_contract(jobs: JobStore) -> None:
-    jobs.add(job("ok"))
-    jobs.add(job("bad"))
-    jobs.update("ok", "ready", document_id="d-earlier")
-    unreadable = {"error": "UNREADABLE", "message": "No text.", "details": {"page": 3}}
-    jobs.update("bad", "failed", error=unreadable)
-
-    assert (jobs.get("chat1", "ok").state, jobs.get("chat1", "ok").document_id) == ("ready", "d-earlier")
-    assert jobs.get("chat1", "bad").error == unreadable
-
-
-def test_unfinished_jobs_fail_at_start_up_and_finished_ones_stay(jobs: JobStore) -> None:
-    for job_id, state in (("q", "queued"), ("i", "indexing"), ("r", "ready"), ("c", "cancelled")):
-        jobs.add(job(job_id, state))
-
-    assert sorted(jobs.fail_unfinished(INTERRUPTED)) == ["i", "q"]
-    states = {j: jobs.get("chat1", j).state for j in "qirc"}
-    assert states == {"q": "failed", "i": "failed", "r": "ready", "c": "cancelled"}
-    assert jobs.get("chat1", "q").error == INTERRUPTED
-    assert jobs.fail_unfinished(INTERRUPTED) == []
-
-
 def test_only_the_newest_finished_jobs_are_kept_and_unfinished_ones_never_dropped(database: Engine) -> None:
     jobs = JobStore(database, keep_finished=2)
-    jobs.add(job("running", "indexing", created_at=0.0))
+    jobs.add(job("running", "indexing", created_at=0.0), "running.pdf", b"")
     for n in range(4):
-        jobs.add(job(f"done{n}", "ready", created_at=float(n + 1)))
+        jobs.add(job(f"done{n}", "ready", created_at=float(n + 1)), f"done{n}.pdf", b"")
 
     assert [j for j in ("running", "done0", "done1", "done2", "done3") if jobs.get("chat1", j)] == [
         "running", "done2", "done3",
@@ -60,8 +41,67 @@ def test_only_the_newest_finished_jobs_are_kept_and_unfinished_ones_never_droppe
 
 
 def test_deleting_a_chat_deletes_its_jobs_only(jobs: JobStore) -> None:
-    jobs.add(job("mine"))
-    jobs.add(job("theirs", chat_id="chat2"))
+    jobs.add(job("mine"), "mine.pdf", b"")
+    jobs.add(job("theirs", chat_id="chat2"), "theirs.pdf", b"")
     jobs.delete_chat("chat1")
 
     assert jobs.get("chat1", "mine") is None and jobs.get("chat2", "theirs") is not None
+
+
+def queue(store: JobStore, job_id: str, created_at: float) -> None:
+    store.add(JobRecord(job_id, "chat1", f"{job_id}.txt", 3, "queued", None, None, created_at), f"{job_id}.txt",
+              b"abc")
+
+
+def test_workers_claiming_at_once_each_get_a_different_job(database):
+    store = JobStore(database)
+    for n in range(6):
+        queue(store, f"job{n}", created_at=1000.0 + n)
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        while (job := store.claim(name, lease_seconds=60)) is not None:
+            with lock:
+                claimed.append(job.record.job_id)
+
+    threads = [threading.Thread(target=worker, args=(f"w{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # A claim that lost a race returns None, so a worker may stop early; every job was still claimed once.
+    leftover = []
+    while (job := store.claim("sweeper", lease_seconds=60)) is not None:
+        leftover.append(job.record.job_id)
+    assert sorted(claimed + leftover) == [f"job{n}" for n in range(6)]
+
+
+def test_an_expired_lease_hands_the_job_over_and_the_old_worker_loses_it(database):
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    first = store.claim("w1", lease_seconds=60)
+    assert first.data == b"abc" and not first.taken_over and first.record.attempts == 1
+    assert store.claim("w2", lease_seconds=60) is None  # held
+    assert store.heartbeat("job1", "w1", lease_seconds=0.0, progress=0.5) is False  # renewed to "now": expired
+    assert store.get("chat1", "job1").progress == 0.5
+
+    second = store.claim("w2", lease_seconds=60)
+    assert second.taken_over and second.record.attempts == 2 and second.filename == "job1.txt"
+    assert store.heartbeat("job1", "w1", lease_seconds=60, progress=0.9) is None
+    assert not store.finish("job1", "w1", "failed", error={"error": "X", "message": "x", "details": {}})
+    assert store.finish("job1", "w2", "ready", document_id="job1")
+    record = store.get("chat1", "job1")
+    assert record.state == "ready" and record.progress == 1.0 and record.error is None
+
+
+def test_cancelling_ends_queued_jobs_at_once_and_flags_running_ones(database):
+    store = JobStore(database)
+    queue(store, "running", created_at=1.0)
+    queue(store, "waiting", created_at=2.0)
+    store.claim("w1", lease_seconds=60)
+    store.request_cancel("chat1")
+    assert store.get("chat1", "waiting").state == "cancelled"
+    assert store.heartbeat("running", "w1", lease_seconds=60, progress=0.1) is True
+    assert store.claim("w2", lease_seconds=60) is None
+    assert store.unfinished_ids() == ["running"]

@@ -86,7 +86,7 @@ async def upload_documents(
             request, reservation, max_file_bytes=services.settings.max_upload_bytes,
             max_files=api.max_files_per_upload,
         )
-        outcome = await run_in_threadpool(uploads.accept, chat_id, files, reservation, background=background)
+        outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background)
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
 
