@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 # Bump when the steps below change, so a cached file made by the old steps is not used.
-_RECIPE = "1"
+_RECIPE = "2"
 _PREFIX = "all-MiniLM-L6-v2-dynamic-int8-"
 _HEADS, _HIDDEN = 12, 384
 
@@ -62,7 +62,19 @@ def _quantize(source: Path, work: Path) -> Path:
     optimize_model(
         str(folded), model_type="bert", num_heads=_HEADS, hidden_size=_HIDDEN, opt_level=0
     ).save_model_to_file(str(fused))
-    # Per-channel weights: per-tensor ones moved the vectors to a cosine of 0.944 (0.993 per channel).
-    quantize_dynamic(fused, quantized, weight_type=QuantType.QInt8, per_channel=True)
+    # Per-channel weights: per-tensor ones moved the vectors to a cosine of 0.944 (0.993 per channel). The products
+    # after each GELU stay float32: their inputs hold BERT's few large activations, which one int8 scale per text
+    # flattens (0.993 → 0.996 to the fp32 vectors, for ~25% more CPU).
+    quantize_dynamic(
+        fused, quantized, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=_after_gelu(fused)
+    )
     return quantized
+
+
+def _after_gelu(model_path: Path) -> list[str]:
+    import onnx
+
+    nodes = onnx.load(str(model_path)).graph.node
+    made_by = {output: node.op_type for node in nodes for output in node.output}
+    return [node.name for node in nodes if node.op_type == "MatMul" and made_by.get(node.input[0]) == "BiasGelu"]
 
