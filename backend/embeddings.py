@@ -4,7 +4,7 @@ PyPI packages install: nothing is fetched from a model hub, at install or at run
 Three providers compute the same model. ``onnx-int8`` (the default) runs it with int8 arithmetic on onnxruntime,
 made from the packaged ONNX file (``backend/quantized_minilm.py``); ``fastembed`` runs that file as it is (int8
 weights, float32 arithmetic); ``sentence-transformers`` runs the fp32 weights on torch (the optional extra). Their
-vectors agree to a cosine of 0.993 (int8 arithmetic) or 0.999 but are not identical, so each carries its own
+vectors agree to a cosine of 0.996 (int8 arithmetic) or 0.999 but are not identical, so each carries its own
 ``model_id`` and the cache never hands one provider's vectors to the other.
 """
 
