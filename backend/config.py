@@ -51,9 +51,9 @@ class Settings(BaseSettings):
     )
     embedding_batch_size: int | None = Field(
         None, ge=1,
-        description="Texts per model call. Unset: each provider's best measured (bench/embeddings.py): onnx-int8 1 "
-        "(each text alone: int8 activations are scaled per call, so a text's vector would depend on its batch), "
-        "fastembed and sentence-transformers 8",
+        description="Texts per model call. Unset: onnx-int8 1 (each text alone: the fewest CPU-seconds per text, and "
+        "int8 activations are scaled per call, so a text's vector would depend on its batch), fastembed and "
+        "sentence-transformers 8 (bench/embeddings.py)",
     )
     embedding_threads: int | None = Field(
         None, ge=1,
