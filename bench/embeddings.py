@@ -1,9 +1,10 @@
 """Embedding speed of each provider: chunks/s, single-query latency, model load time and peak RSS.
 
-    .venv/bin/python bench/embeddings.py [--n 512] [--queries 50]
+    .venv/bin/python bench/embeddings.py [--n 512] [--queries 50] [--pdf] [--providers onnx-int8 fastembed]
 
 Chunks are full-size (300-400 char) children cut by the real chunker from BEIR SciFact abstracts (generated text
-when the data set is absent); queries are SciFact claims. Each configuration runs in a fresh process, so its load
+when the data set is absent), or with --pdf every child of the 400-page PDF (the real mix of lengths); queries are
+SciFact claims. Each configuration runs in a fresh process, so its load
 time (imports included) and its peak RSS are its own. The models are measured bare; "cached p50" is a query
 served by CachedEmbedder from a warm cache.
 
@@ -28,11 +29,19 @@ from itertools import islice
 from pathlib import Path
 
 from backend.config import Settings
-from backend.embeddings import CachedEmbedder, Embedder, FastEmbedMiniLM, SentenceTransformerMiniLM
+from backend.embeddings import (
+    CachedEmbedder,
+    Embedder,
+    FastEmbedMiniLM,
+    OnnxInt8MiniLM,
+    SentenceTransformerMiniLM,
+)
 from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.loaders import load_document
 from backend.models import LoadedDocument, Page
 
 SCIFACT = Path("/work/shared/data/beir-scifact")
+LONG_PDF = Path("/work/shared/data/pdfs/long_us_irs_irm_2.3.59_400p.pdf")
 
 
 @dataclass(frozen=True)
@@ -40,10 +49,16 @@ class Config:
     label: str
     provider: str
     batch_size: int
-    threads: int | None = None
+    threads: int | None = None  # onnx-int8: batches at once, one core each; fastembed: onnxruntime's threads
     memory_arena: bool = False
 
     def build(self) -> Embedder:
+        if self.provider == "onnx-int8":
+            model_dir = Settings().embedding_model_dir
+            assert model_dir is not None
+            return OnnxInt8MiniLM(
+                model_dir, batch_size=self.batch_size, workers=self.threads, memory_arena=self.memory_arena
+            )
         if self.provider == "fastembed":
             return FastEmbedMiniLM(batch_size=self.batch_size, threads=self.threads, memory_arena=self.memory_arena)
         return SentenceTransformerMiniLM(batch_size=self.batch_size)
@@ -60,19 +75,20 @@ class Result:
     peak_rss_mib: float
 
 
-def configurations(configured_batch_size: int) -> list[Config]:
-    """The configured batch size, then the variants worth comparing (``threads=None`` is onnxruntime's choice)."""
-    fastembed = [Config("fastembed (configured)", "fastembed", configured_batch_size)] + [
+def configurations() -> list[Config]:
+    """Each provider's default first, then the variants worth comparing (``threads=None``: every core)."""
+    onnx_int8 = [Config("onnx-int8 (default)", "onnx-int8", 1)] + [
+        Config("onnx-int8", "onnx-int8", batch_size, threads)
+        for batch_size, threads in [(1, 1), (2, 1), (4, 1), (8, 1), (8, None)]
+    ]
+    fastembed = [
         Config("fastembed", "fastembed", batch_size, threads)
-        for batch_size, threads in [(8, None), (16, None), (32, None), (64, None), (32, 2), (32, 1)]
-    ] + [
-        Config("fastembed, arena on", "fastembed", 32, threads, memory_arena=True) for threads in (None, 1)
+        for batch_size, threads in [(8, None), (8, 1), (2, 1), (32, None)]
     ]
     sentence_transformers = [
-        Config("sentence-transformers", "sentence-transformers", batch_size)
-        for batch_size in (16, 32, 64, 256)
+        Config("sentence-transformers", "sentence-transformers", batch_size) for batch_size in (8, 32)
     ]
-    return fastembed + sentence_transformers
+    return onnx_int8 + fastembed + sentence_transformers
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -103,6 +119,17 @@ def load_chunks(settings: Settings, n: int) -> list[str]:
     # Full-size children only: the short tail of each abstract would flatter the throughput.
     full_size = (text for text in children if len(text) >= 0.75 * settings.child_chunk_size)
     return list(islice(full_size, n))
+
+
+def load_pdf_chunks(settings: Settings) -> list[str]:
+    chunker = ParentChildChunker(
+        settings.parent_chunk_size,
+        settings.parent_chunk_overlap,
+        settings.child_chunk_size,
+        settings.child_chunk_overlap,
+    )
+    document = load_document(LONG_PDF.name, LONG_PDF.read_bytes())
+    return [chunk.text for chunk in chunker.chunk(document, "pdf")[1]]
 
 
 def load_queries(n: int) -> list[str]:
@@ -164,24 +191,26 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=512, help="chunks to embed per configuration")
     parser.add_argument("--queries", type=int, default=50, help="single queries timed per configuration")
-    parser.add_argument("--fastembed-only", action="store_true", help="skip the sentence-transformers rows")
+    parser.add_argument("--pdf", action="store_true", help="embed every child chunk of the 400-page PDF")
+    parser.add_argument(
+        "--providers", nargs="+", default=["onnx-int8", "fastembed", "sentence-transformers"],
+        help="the providers to measure",
+    )
     args = parser.parse_args()
 
     settings = Settings()
-    chunks = load_chunks(settings, args.n)
+    chunks = load_pdf_chunks(settings) if args.pdf else load_chunks(settings, args.n)
     queries = load_queries(args.queries)
     mean_chars = sum(map(len, chunks)) / len(chunks)
     print(
         f"{len(chunks)} chunks (mean {mean_chars:.0f} chars), {len(queries)} queries, "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
     )
-    candidates = configurations(settings.embedding_batch_size)
-    configs = [
-        c for c in candidates
-        if c.provider == "fastembed" or (sentence_transformers_installed() and not args.fastembed_only)
-    ]
-    if not args.fastembed_only and len(configs) < len(candidates):
+    providers = set(args.providers)
+    if "sentence-transformers" in providers and not sentence_transformers_installed():
         print("sentence-transformers is not installed: pip install 'axiom[sentence-transformers]'")
+        providers.discard("sentence-transformers")
+    configs = [c for c in configurations() if c.provider in providers]
 
     header = (
         f"{'provider':<22} {'batch':>5} {'threads':>7} {'load s':>7} {'chunks/s':>9} "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ from backend.embeddings import (
     Embedder,
     EmbedderUnavailable,
     FastEmbedMiniLM,
+    OnnxInt8MiniLM,
     SentenceTransformerMiniLM,
     build_embedder,
 )
@@ -50,6 +52,16 @@ class CountingEmbedder:
 
 
 @pytest.fixture(scope="module")
+def int8_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="module")
+def onnx_int8_model(int8_model_dir: Path) -> OnnxInt8MiniLM:
+    return OnnxInt8MiniLM(int8_model_dir)
+
+
+@pytest.fixture(scope="module")
 def fastembed_model() -> FastEmbedMiniLM:
     return FastEmbedMiniLM(batch_size=32)
 
@@ -60,9 +72,13 @@ def sentence_transformer_model() -> SentenceTransformerMiniLM:
     return SentenceTransformerMiniLM(batch_size=32)
 
 
-@pytest.fixture(params=["fastembed", "sentence-transformers"])
+@pytest.fixture(params=["onnx-int8", "fastembed", "sentence-transformers"])
 def model(request: pytest.FixtureRequest) -> Embedder:
-    fixture = {"fastembed": "fastembed_model", "sentence-transformers": "sentence_transformer_model"}
+    fixture = {
+        "onnx-int8": "onnx_int8_model",
+        "fastembed": "fastembed_model",
+        "sentence-transformers": "sentence_transformer_model",
+    }
     return request.getfixturevalue(fixture[request.param])
 
 
@@ -76,7 +92,7 @@ def test_documents_are_normalised_float32_rows_in_input_order(model: Embedder) -
         LONG_TEXT,
         UNRELATED,
         CAT,
-    ]  # not in length order: fastembed batches by length, then restores order
+    ]  # not in length order: the onnxruntime providers batch by length, then restore the order
     vectors = model.embed_documents(texts)
 
     assert model.dimension == DIMENSION
@@ -116,6 +132,60 @@ def test_int8_and_fp32_providers_agree(
 
     assert np.min(np.sum(int8 * fp32, axis=1)) > 0.98
     assert fastembed_model.model_id != sentence_transformer_model.model_id
+
+
+def test_int8_arithmetic_agrees_with_the_packaged_model(
+    onnx_int8_model: OnnxInt8MiniLM, fastembed_model: FastEmbedMiniLM
+) -> None:
+    texts = [CAT, CAT_PARAPHRASE, UNRELATED, LONG_TEXT]
+    int8 = onnx_int8_model.embed_documents(texts)
+    packaged = fastembed_model.embed_documents(texts)
+
+    assert np.min(np.sum(int8 * packaged, axis=1)) > 0.98
+    assert onnx_int8_model.model_id != fastembed_model.model_id
+
+
+def _sentences(n: int) -> list[str]:
+    """Texts of many lengths, so length-sorted batches differ from the input order."""
+    return [f"Finding {i}: " + "the treated group improved " * (1 + (i * 7) % 13) for i in range(n)]
+
+
+def test_parallel_one_by_one_embedding_gives_each_text_its_own_vector_in_order(
+    onnx_int8_model: OnnxInt8MiniLM, int8_model_dir: Path
+) -> None:
+    texts = _sentences(12)
+    parallel = OnnxInt8MiniLM(int8_model_dir, batch_size=1, workers=3).embed_documents(texts)
+
+    assert parallel.shape == (len(texts), DIMENSION)
+    for text, row in zip(texts, parallel):
+        # Exactly equal: each text is quantized on its own, whatever runs beside it.
+        np.testing.assert_array_equal(row, onnx_int8_model.embed_documents([text])[0])
+
+
+def test_length_sorted_batches_come_back_in_input_order(
+    onnx_int8_model: OnnxInt8MiniLM, int8_model_dir: Path
+) -> None:
+    texts = _sentences(12)
+    batched = OnnxInt8MiniLM(int8_model_dir, batch_size=5, workers=2).embed_documents(texts)
+    alone = onnx_int8_model.embed_documents(texts)
+
+    # In a batch the int8 activations share one scale, so the vectors move a little, but each row is its own
+    # text's: nearest to that text's vector embedded alone, of all the texts.
+    similarity = batched @ alone.T
+    assert np.min(np.diag(similarity)) > 0.98
+    assert list(np.argmax(similarity, axis=1)) == list(range(len(texts)))
+
+
+def test_int8_model_is_made_once_per_directory(onnx_int8_model: OnnxInt8MiniLM, int8_model_dir: Path) -> None:
+    (made,) = int8_model_dir.glob("*.onnx")
+    stale = int8_model_dir / "all-MiniLM-L6-v2-dynamic-int8-0000000000000000.onnx"
+    stale.write_bytes(b"made by an older onnxruntime")
+    modified = made.stat().st_mtime_ns
+
+    OnnxInt8MiniLM(int8_model_dir)
+
+    assert made.stat().st_mtime_ns == modified
+    assert stale.exists()  # only a new build clears older files
 
 
 def test_second_call_is_served_from_the_cache(counting: CountingEmbedder, tmp_path: Path) -> None:
@@ -198,6 +268,7 @@ def test_cache_is_safe_to_share_between_threads(fastembed_model: FastEmbedMiniLM
 @pytest.mark.parametrize(
     ("provider", "model_id"),
     [
+        ("onnx-int8", OnnxInt8MiniLM.model_id),
         ("fastembed", FastEmbedMiniLM.model_id),
         ("sentence-transformers", SentenceTransformerMiniLM.model_id),
     ],
@@ -225,3 +296,26 @@ def test_missing_sentence_transformers_extra_says_how_to_install_it(
 
     with pytest.raises(EmbedderUnavailable, match=r"pip install 'axiom\[sentence-transformers\]'"):
         build_embedder(settings)
+
+
+def test_default_provider_is_made_and_loaded_without_a_network(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the embedder tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    # A fresh directory: the int8 model is made here, from installed files, and replaces older ones.
+    settings = Settings(data_dir=tmp_path)
+    stale = tmp_path / "models" / "all-MiniLM-L6-v2-dynamic-int8-0000000000000000.onnx"
+    stale.parent.mkdir()
+    stale.write_bytes(b"made by an older onnxruntime")
+    embedder = build_embedder(settings)
+
+    assert settings.embedding_provider == "onnx-int8"
+    assert embedder.model_id == OnnxInt8MiniLM.model_id
+    assert embedder.embed_query(CAT) @ embedder.embed_query(CAT_PARAPHRASE) > 0.5
+    assert settings.embedding_model_dir == tmp_path / "models"
+    assert [path.name for path in settings.embedding_model_dir.iterdir()] != [stale.name]
+    assert not stale.exists()
