@@ -306,8 +306,11 @@ def test_default_provider_is_made_and_loaded_without_a_network(
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
+    # By default the model is kept in the user's cache, shared by every data directory.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert Settings(data_dir=tmp_path).embedding_model_dir == tmp_path / "cache" / "axiom" / "models"
     # A fresh directory: the int8 model is made here, from installed files, and replaces older ones.
-    settings = Settings(data_dir=tmp_path)
+    settings = Settings(data_dir=tmp_path, embedding_model_dir=tmp_path / "models")
     stale = tmp_path / "models" / "all-MiniLM-L6-v2-dynamic-int8-0000000000000000.onnx"
     stale.parent.mkdir()
     stale.write_bytes(b"made by an older onnxruntime")
