@@ -11,9 +11,9 @@ import docx
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 _KIND = "Word document"
@@ -48,14 +48,7 @@ def load_docx(name: str, data: bytes) -> list[Page]:
         body = docx.Document(io.BytesIO(data)).element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    pages = pages_with_text(_document_text(body).split(_PAGE_BREAK))
-    if not pages:
-        raise UnreadableDocument(
-            f"“{name}” contains no text (text inside images is not read).",
-            reason=UnreadableDocument.NO_TEXT,
-            filename=name,
-        )
-    return pages
+    return pages_or_no_text(name, _document_text(body).split(_PAGE_BREAK))
 
 
 def _document_text(body: BaseOxmlElement) -> str:

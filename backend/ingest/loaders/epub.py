@@ -9,10 +9,10 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.html import html_main_text
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 _KIND = "book in EPUB format"
@@ -33,14 +33,7 @@ def load_epub(name: str, data: bytes) -> list[Page]:
             texts = [html_main_text(name, archive.read(chapter)) for chapter in _reading_order(archive)]
         except (etree.XMLSyntaxError, KeyError, zipfile.BadZipFile, OSError, EOFError) as error:
             raise corrupt(name, _KIND) from error
-    pages = pages_with_text(texts)
-    if not pages:
-        raise UnreadableDocument(
-            f"“{name}” contains no text (text inside images is not read).",
-            reason=UnreadableDocument.NO_TEXT,
-            filename=name,
-        )
-    return pages
+    return pages_or_no_text(name, texts)
 
 
 def _reading_order(archive: zipfile.ZipFile) -> list[str]:

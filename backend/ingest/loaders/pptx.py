@@ -12,9 +12,9 @@ from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 _KIND = "PowerPoint presentation"
@@ -35,14 +35,7 @@ def load_pptx(name: str, data: bytes) -> list[Page]:
         texts = [_slide_text(slide) for slide in pptx.Presentation(io.BytesIO(data)).slides]
     except Exception as error:  # python-pptx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    pages = pages_with_text(texts)
-    if not pages:
-        raise UnreadableDocument(
-            f"“{name}” contains no text (text inside images is not read).",
-            reason=UnreadableDocument.NO_TEXT,
-            filename=name,
-        )
-    return pages
+    return pages_or_no_text(name, texts)
 
 
 def _slide_text(slide: Slide) -> str:

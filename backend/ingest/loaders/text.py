@@ -41,6 +41,19 @@ def pages_with_text(texts: Iterable[str]) -> list[Page]:
     return [page for page in pages if page.text]
 
 
+def pages_or_no_text(name: str, texts: Iterable[str]) -> list[Page]:
+    """``pages_with_text``, or NO_TEXT when none has any: a package whose words are all in images (scanned pages,
+    pictures of slides) is not read by text recognition."""
+    pages = pages_with_text(texts)
+    if not pages:
+        raise UnreadableDocument(
+            f"“{name}” contains no text (text inside images is not read).",
+            reason=UnreadableDocument.NO_TEXT,
+            filename=name,
+        )
+    return pages
+
+
 def corrupt(name: str, kind: str) -> UnreadableDocument:
     return UnreadableDocument(
         f"“{name}” looks like a {kind} but is damaged and cannot be read. Open and save it again, then re-upload.",
