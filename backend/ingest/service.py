@@ -130,11 +130,11 @@ class IngestionService:
                 except AxiomError as error:
                     results.append(error)
             _stop_if(cancelled)
-            self._store(
+            stored_meanwhile = self._store(
                 [r for r in results if isinstance(r, _Prepared)], chat_id, phases.storing if progress else None,
                 cancelled,
             )
-            return [_as_ingested(r) if isinstance(r, _Prepared) else r for r in results]
+            return [_as_stored(r, stored_meanwhile) if isinstance(r, _Prepared) else r for r in results]
 
     def _prepare_unless_known(
         self, chat_id: str, filename: str, data: bytes, seen: dict[str, IngestedDocument | _Prepared],
@@ -180,29 +180,40 @@ class IngestionService:
 
     def _store(
         self, batch: list[_Prepared], chat_id: str, progress: Progress | None, cancelled: threading.Event | None
-    ) -> None:
+    ) -> dict[str, DocumentRecord]:
+        """Stores the batch; returns, by document id, the documents found already stored with the same content (by
+        another replica, after the duplicate check), which are then not stored again."""
         if not batch:
             if progress:
                 progress(1.0)
-            return
+            return {}
         chunks = [chunk for prepared in batch for chunk in prepared.chunks]
         embeddings = self._embed(chunks, progress, cancelled)
         _stop_if(cancelled)  # the last moment a cancel is taken: from here on, the document is stored whole
-        for prepared in batch:
-            self._documents.begin(prepared.record)
+        begun: list[_Prepared] = []
+        stored_meanwhile: dict[str, DocumentRecord] = {}
         try:
-            self._vectors.add(chat_id, chunks, embeddings)
             for prepared in batch:
+                same_content = self._documents.begin(prepared.record)
+                if same_content is None:
+                    begun.append(prepared)
+                else:
+                    stored_meanwhile[prepared.record.document_id] = same_content
+            kept = [i for i, chunk in enumerate(chunks) if chunk.document_id not in stored_meanwhile]
+            if begun:
+                self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
+            for prepared in begun:
                 self._documents.mark_ready(
                     prepared.record.document_id, prepared.parents, len(prepared.chunks), prepared.chunks
                 )
         except BaseException:
-            for prepared in batch:
+            for prepared in begun:
                 self.roll_back(chat_id, prepared.record.document_id)
             raise
         self._warm_keywords(chat_id)
         if progress:
             progress(1.0)
+        return stored_meanwhile
 
     def _embed(
         self, chunks: Sequence[Chunk], progress: Progress | None, cancelled: threading.Event | None
@@ -292,6 +303,11 @@ class _Phases:
 def _stop_if(cancelled: threading.Event | None) -> None:
     if cancelled is not None and cancelled.is_set():
         raise Cancelled
+
+
+def _as_stored(prepared: _Prepared, stored_meanwhile: dict[str, DocumentRecord]) -> IngestedDocument:
+    same_content = stored_meanwhile.get(prepared.record.document_id)
+    return _as_ingested(prepared) if same_content is None else _as_duplicate(same_content)
 
 
 def _as_ingested(prepared: _Prepared) -> IngestedDocument:

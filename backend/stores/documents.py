@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from backend.models import Chunk, Parent
 from backend.stores.dialect import upsert_insert
@@ -70,14 +71,24 @@ class DocumentStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def begin(self, record: DocumentRecord) -> None:
-        with self._engine.begin() as db:
-            db.execute(insert(documents).values(
-                document_id=record.document_id, chat_id=record.chat_id, filename=record.filename,
-                sha256=record.sha256, file_type=record.file_type, size_bytes=record.size_bytes,
-                page_count=record.page_count, chunk_count=record.chunk_count, status=INDEXING,
-                created_at=record.created_at,
-            ))
+    def begin(self, record: DocumentRecord) -> DocumentRecord | None:
+        """Registers the document as 'indexing'. When the chat already holds a document with the same content (another
+        replica stored the same file after this one's duplicate check), nothing is written and that document is
+        returned instead."""
+        try:
+            with self._engine.begin() as db:
+                db.execute(insert(documents).values(
+                    document_id=record.document_id, chat_id=record.chat_id, filename=record.filename,
+                    sha256=record.sha256, file_type=record.file_type, size_bytes=record.size_bytes,
+                    page_count=record.page_count, chunk_count=record.chunk_count, status=INDEXING,
+                    created_at=record.created_at,
+                ))
+        except IntegrityError:
+            same_content = self.find_by_sha256(record.chat_id, record.sha256)
+            if same_content is None:
+                raise
+            return same_content
+        return None
 
     def mark_ready(
         self, document_id: str, parents: Sequence[Parent], chunk_count: int, chunks: Sequence[Chunk] = ()

@@ -40,6 +40,29 @@ def test_the_same_file_twice_is_indexed_once(services, pdfs):
     assert not other.duplicate and other.document_id != first.document_id
 
 
+def test_the_same_file_stored_by_another_replica_after_the_duplicate_check_is_a_duplicate(
+    services, pdfs, monkeypatch
+):
+    """Two replicas taking the same upload at once both pass the duplicate check; the second to store finds the
+    first's document instead of failing, and nothing is stored twice."""
+    data = (pdfs / PAPER).read_bytes()
+    first = services.ingestion.ingest("chat1", PAPER, data)
+    check = services.documents.find_by_sha256
+    checks_missed = []
+
+    def missed_once(chat_id: str, sha256: str):
+        if not checks_missed:  # the check ran before the other replica had written its row
+            checks_missed.append(sha256)
+            return None
+        return check(chat_id, sha256)
+
+    monkeypatch.setattr(services.documents, "find_by_sha256", missed_once)
+    again = services.ingestion.ingest("chat1", "renamed.pdf", data)
+    assert checks_missed and again.duplicate and again.document_id == first.document_id
+    assert stored_chunks(services, "chat1") == (first.chunk_count,) * 3
+    assert [r.document_id for r in services.documents.list("chat1")] == [first.document_id]
+
+
 def test_delete_removes_a_document_from_every_store(services, pdfs):
     keep = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
     gone = services.ingestion.ingest("chat1", PAPER, (pdfs / PAPER).read_bytes())

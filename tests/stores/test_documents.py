@@ -54,6 +54,13 @@ def test_duplicates_are_found_by_content_hash_within_a_chat_only(database):
     assert store.find_by_sha256("chat2", "same") is None
 
 
+def test_beginning_a_document_whose_content_the_chat_holds_returns_that_one_and_writes_nothing(database):
+    store = DocumentStore(database)
+    assert store.begin(record("a", "chat1", sha256="same")) is None
+    assert store.begin(record("b", "chat1", sha256="same")).document_id == "a"
+    assert store.get("chat1", "b") is None and store.get("chat1", "a") is not None
+
+
 def test_state_survives_reopening_and_many_threads_can_read(database, open_engine):
     first = DocumentStore(database)
     first.begin(record("d1"))
