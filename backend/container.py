@@ -105,9 +105,8 @@ def build_services(
         load=functools.partial(reader.read, ocr=ocr_options(settings)),
     )
     # Several replicas may share a database: one starting must not roll back what another is storing right now.
-    shared = database.dialect.name != "sqlite"
     ingestion.recover(
-        keep=set(jobs.unfinished_ids()), begun_before=time.time() - INLINE_STORE_SECONDS if shared else None
+        keep=set(jobs.unfinished_ids()), begun_before=time.time() - INLINE_STORE_SECONDS if jobs.shared else None
     )
     dense = DenseRetriever(embedder, vectors)
     sparse = SparseRetriever(keywords)

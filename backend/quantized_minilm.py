@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 # Bump when the steps below change, so a cached file made by the old steps is not used.
@@ -28,11 +29,11 @@ log = logging.getLogger(__name__)
 
 def quantized_minilm_path(source: Path, cache_dir: Path) -> Path:
     """The int8 model made from ``source`` (the packaged MiniLM ONNX file), built into ``cache_dir`` if absent."""
-    import onnx
-    import onnxruntime
-
+    # Named by what it is made from, without reading the 23 MB source or importing onnx at every start: the source's
+    # size and time (a reinstalled package changes them) and the versions of the tools.
+    stat = source.stat()
     key = "\0".join([
-        _RECIPE, hashlib.sha256(source.read_bytes()).hexdigest(), onnxruntime.__version__, onnx.__version__,
+        _RECIPE, str(source), str(stat.st_size), str(stat.st_mtime_ns), version("onnxruntime"), version("onnx"),
     ])
     target = cache_dir / f"{_PREFIX}{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
     if target.exists():

@@ -92,8 +92,8 @@ def create_app(
     routers = [module.router for module in (health, chat, history, documents, chats, openai)]
     install_error_handlers(app, routers)
     for router in routers:
-        # With API keys off, current_user asks for nothing; health stays open either way (load balancers).
-        app.include_router(router, dependencies=[] if router is health.router else [Depends(current_user)])
+        # With API keys off, current_user asks for nothing.
+        app.include_router(router, dependencies=[] if router in _OPEN_ROUTERS else [Depends(current_user)])
     app.add_middleware(
         BodyLimit, max_bytes=api_settings.max_json_body_bytes,
         exempt=_routes_to(documents.router, documents.upload_documents),
@@ -108,6 +108,10 @@ def _routes_to(router: APIRouter, endpoint: Callable[..., Any]) -> Callable[[Sco
     an included router as one entry, so its routes are read from it)."""
     routes = [route for route in router.routes if getattr(route, "endpoint", None) is endpoint]
     return lambda scope: any(route.matches(scope)[0] is Match.FULL for route in routes)
+
+
+# Routes that need no API key: health stays open either way (load balancers' healthchecks).
+_OPEN_ROUTERS = (health.router,)
 
 
 def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
@@ -125,7 +129,7 @@ def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
             )
             declare_body_limit(schema, max_bytes=api_settings.max_json_body_bytes)
             if app.state.authenticator.enabled:
-                declare_api_keys(schema)
+                declare_api_keys(schema, frozenset(route.path for r in _OPEN_ROUTERS for route in r.routes))
             app.openapi_schema = schema
         return app.openapi_schema
 

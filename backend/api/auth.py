@@ -24,7 +24,6 @@ log = logging.getLogger(__name__)
 SECURITY_SCHEME = "apiKey"
 _BEARER = "bearer"
 # Open with keys on: load balancers' health checks, and the web UI, which then asks for the key itself.
-OPEN_PATHS = frozenset({"/health"})
 
 _HOW_TO_CREATE = "create a key with `axiom keys create --user NAME`"
 
@@ -109,9 +108,9 @@ def check_exposure(host: str, settings: Settings) -> None:
     )
 
 
-def declare_api_keys(openapi: dict[str, Any]) -> None:
-    """The bearer scheme in the OpenAPI document (so /docs has "Authorize"), required by every operation but the
-    open ones, each of which may then answer 401."""
+def declare_api_keys(openapi: dict[str, Any], open_paths: frozenset[str]) -> None:
+    """The bearer scheme in the OpenAPI document (so /docs has "Authorize"), required by every operation but those
+    of ``open_paths``, each of which may then answer 401."""
     openapi.setdefault("components", {}).setdefault("securitySchemes", {})[SECURITY_SCHEME] = {
         "type": "http",
         "scheme": _BEARER,
@@ -123,7 +122,7 @@ def declare_api_keys(openapi: dict[str, Any]) -> None:
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
     }
     for path, operations in openapi.get("paths", {}).items():
-        if path in OPEN_PATHS:
+        if path in open_paths:
             continue
         for operation in operations.values():
             operation["security"] = [{SECURITY_SCHEME: []}]

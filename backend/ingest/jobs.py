@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from backend.errors import AxiomError, Cancelled
@@ -78,11 +78,8 @@ class _Running:
 
     job_id: str
     progress: float = 0.0
-    cancel: threading.Event = None  # type: ignore[assignment]
-    ended: threading.Event = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        self.cancel, self.ended = threading.Event(), threading.Event()
+    cancel: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
 class IngestJobs:

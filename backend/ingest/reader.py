@@ -98,7 +98,7 @@ class DocumentReader:
             except TimeoutError:
                 watch.listen()
                 seconds = self._limits.seconds + watch.pages_to_recognise * page_seconds
-                if future.done() or watch.running_for() > seconds:
+                if watch.running_for() > seconds:
                     future.cancel()
                     raise _too_slow(filename, seconds) from None
                 if cancelled is not None and cancelled.is_set():

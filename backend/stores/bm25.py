@@ -230,23 +230,34 @@ class BM25Store:
     def _current(self, chat_id: str) -> _ChatIndex:
         """The chat's index at the source's current version: from memory, else the cache file, else rebuilt."""
         name = collection_name(chat_id)
+        # Read before the chunks: if a write lands in between, the index is labelled older than what it holds, and
+        # the next search merely rebuilds once more. A current index is returned without the chat's lock (a built
+        # index never changes), so searches of one chat do not queue behind each other's version reads.
+        version = self._version(chat_id)
+        index = self._loaded.get(name)
+        if index is not None and index.version == version:
+            return index
         with self._lock(name):
-            try:
-                # Read before the chunks: if a write lands in between, the index is labelled older than what it
-                # holds, and the next search merely rebuilds once more.
-                version = self._source.version(chat_id)
-                index = self._loaded.get(name)
-                if index is not None and index.version == version:
-                    return index
-                index = self._read(name, version) or self._rebuild(chat_id, version, index)
-            except SQLAlchemyError as error:
-                raise RetrievalFailed("This chat's keyword index could not be read from the database.") from error
-            self._loaded[name] = index
-            if len(index):
+            index = self._loaded.get(name)  # another search may have rebuilt it meanwhile
+            if index is not None and index.version == version:
+                return index
+            cached = self._read(name, version)
+            if cached is None:
+                try:
+                    index = self._rebuild(chat_id, version, index)
+                except SQLAlchemyError as error:
+                    raise _unreadable() from error
                 self._save_quietly(name, index)
             else:
-                self._path(name).unlink(missing_ok=True)
+                index = cached
+            self._loaded[name] = index
             return index
+
+    def _version(self, chat_id: str) -> str | None:
+        try:
+            return self._source.version(chat_id)
+        except SQLAlchemyError as error:
+            raise _unreadable() from error
 
     def _rebuild(self, chat_id: str, version: str | None, previous: _ChatIndex | None) -> _ChatIndex:
         """From the source's chunks; a chunk already in ``previous`` keeps its terms (a chunk id's text never
@@ -279,9 +290,10 @@ class BM25Store:
         }
 
     def _save_quietly(self, name: str, index: _ChatIndex) -> None:
-        """A cache that cannot be written costs a rebuild at the next start, never a search."""
+        """A cache that cannot be written costs a rebuild at the next start, never a search; an empty chat keeps none."""
         path = self._path(name)
-        if path.exists() and self._read_header(path) == self._header(index.version):
+        if not len(index):
+            path.unlink(missing_ok=True)
             return
         try:
             self._save(path, index)
@@ -317,3 +329,7 @@ def _entry_from_record(record: dict) -> _Entry:
     if not isinstance(record["terms"], str):
         raise TypeError(f"chunk {chunk.chunk_id!r} has malformed terms")
     return _Entry(chunk, record["terms"].split())
+
+
+def _unreadable() -> RetrievalFailed:
+    return RetrievalFailed("This chat's keyword index could not be read from the database.")

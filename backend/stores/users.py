@@ -82,13 +82,10 @@ class UserStore:
         """The user a key belongs to; None for an unknown or revoked key."""
         with self._engine.connect() as db:
             row = db.execute(
-                select(users.c.user_id, users.c.name, api_keys.c.key_hash).select_from(_KEYS_WITH_USERS)
+                select(users.c.user_id, users.c.name).select_from(_KEYS_WITH_USERS)
                 .where(api_keys.c.key_hash == hash_key(key), api_keys.c.revoked_at.is_(None))
             ).one_or_none()
-        # The lookup found it by hash already; the constant-time comparison keeps that the only way in.
-        if row is None or not secrets.compare_digest(row.key_hash, hash_key(key)):
-            return None
-        return User(row.user_id, row.name)
+        return User(*row) if row else None
 
     def api_keys(self) -> list[ApiKeyRecord]:
         """Every key, oldest first (revoked ones too); never the key itself."""

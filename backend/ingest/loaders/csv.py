@@ -10,7 +10,7 @@ import sys
 from backend.errors import AxiomError, UnreadableDocument
 from backend.ingest.loaders.plain import decode_text
 from backend.ingest.loaders.sheet_text import CellBudget, sheet_text
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 _SNIFFED_DELIMITERS = ",;\t|"
@@ -25,14 +25,12 @@ def load_csv(name: str, data: bytes) -> list[Page]:
     csv.field_size_limit(sys.maxsize)
     try:
         rows = csv.reader(io.StringIO(text, newline=""), dialect)
-        pages = pages_with_text([sheet_text(rows, CellBudget(name), header_row=True)])
+        text = sheet_text(rows, CellBudget(name), header_row=True)
     except AxiomError:
         raise
     except csv.Error as error:
         raise corrupt(name, "CSV file") from error
-    if not pages:
-        raise UnreadableDocument(f"“{name}” contains no text.", reason=UnreadableDocument.EMPTY, filename=name)
-    return pages
+    return pages_or_no_text(name, [text], f"“{name}” contains no text.", UnreadableDocument.EMPTY)
 
 
 def _sniffed_dialect(text: str) -> type[csv.Dialect]:

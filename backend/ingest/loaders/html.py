@@ -17,10 +17,10 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import too_complex
 from backend.ingest.loaders.plain import decode_text
-from backend.ingest.loaders.text import pages_with_text
+from backend.ingest.loaders.text import pages_or_no_text
 from backend.models import Page
 
 # trafilatura warns "discarding data: None" for every page too short to be an article, which is not news here.
@@ -45,12 +45,7 @@ def load_html(name: str, data: bytes) -> list[Page]:
             name, f"is a web page of more than {MAX_HTML_BYTES // 2**20} MB, more than Axiom reads"
         )
     text = _decode_html(name, data)
-    pages = pages_with_text([html_main_text(name, text)])
-    if not pages:
-        raise UnreadableDocument(
-            f"“{name}” contains no readable text.", reason=UnreadableDocument.NO_TEXT, filename=name
-        )
-    return pages
+    return pages_or_no_text(name, [html_main_text(name, text)], f"“{name}” contains no readable text.")
 
 
 def html_main_text(name: str, html: str | bytes) -> str:

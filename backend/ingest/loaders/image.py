@@ -15,7 +15,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 IMAGE_FORMATS = ["PNG", "JPEG", "TIFF", "WEBP"]
@@ -32,13 +32,8 @@ def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
         texts = [recogniser.recognise(_greyscale(name, frame)) for frame in _frames(name, image)]
     finally:
         image.close()
-    pages = [Page(page.number, page.text, ocr=True) for page in pages_with_text(texts)]
-    if not pages:
-        raise UnreadableDocument(
-            f"No text could be recognised in “{name}”. If it shows text, upload a sharper or larger image of it.",
-            reason=UnreadableDocument.NO_TEXT, filename=name,
-        )
-    return pages
+    no_text = f"No text could be recognised in “{name}”. If it shows text, upload a sharper or larger image of it."
+    return [Page(page.number, page.text, ocr=True) for page in pages_or_no_text(name, texts, no_text)]
 
 
 def count_image_pages(data: bytes) -> int:

@@ -93,7 +93,7 @@ class Recogniser:
         # Handed over as an uncompressed PGM: pytesseract would write a PNG, whose compression took 0.27 s of
         # a 2-3 s page (PGM: 0.03 s).
         with tempfile.NamedTemporaryFile(prefix="axiom-ocr-", suffix=".pgm") as page_file:
-            image.convert("L").save(page_file, format="PPM")
+            (image if image.mode == "L" else image.convert("L")).save(page_file, format="PPM")
             page_file.flush()
             return self._run_tesseract(page_file.name)
 

@@ -41,15 +41,15 @@ def pages_with_text(texts: Iterable[str]) -> list[Page]:
     return [page for page in pages if page.text]
 
 
-def pages_or_no_text(name: str, texts: Iterable[str]) -> list[Page]:
-    """``pages_with_text``, or NO_TEXT when none has any: a package whose words are all in images (scanned pages,
-    pictures of slides) is not read by text recognition."""
+def pages_or_no_text(
+    name: str, texts: Iterable[str], message: str | None = None, reason: str = UnreadableDocument.NO_TEXT
+) -> list[Page]:
+    """``pages_with_text``, or the typed error when none has any. The default message is the packages' (DOCX, PPTX,
+    EPUB): their words may all be in images, which text recognition does not read there."""
     pages = pages_with_text(texts)
     if not pages:
         raise UnreadableDocument(
-            f"“{name}” contains no text (text inside images is not read).",
-            reason=UnreadableDocument.NO_TEXT,
-            filename=name,
+            message or f"“{name}” contains no text (text inside images is not read).", reason=reason, filename=name
         )
     return pages
 

@@ -13,7 +13,7 @@ import zipfile
 import openpyxl
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string, range_boundaries
 
-from backend.errors import AxiomError, UnreadableDocument, UnsupportedFileType
+from backend.errors import AxiomError, UnsupportedFileType
 from backend.ingest.loaders.package import (
     MAX_XML_ELEMENTS,
     ZIP_MAGIC,
@@ -23,7 +23,7 @@ from backend.ingest.loaders.package import (
     too_complex,
 )
 from backend.ingest.loaders.sheet_text import MAX_FILLED_CELLS, CellBudget, sheet_text
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import corrupt, pages_or_no_text
 from backend.models import Page
 
 _KIND = "spreadsheet"
@@ -59,12 +59,7 @@ def load_xlsx(name: str, data: bytes) -> list[Page]:
         raise corrupt(name, _KIND) from error
     finally:
         workbook.close()
-    pages = pages_with_text(texts)
-    if not pages:
-        raise UnreadableDocument(
-            f"“{name}” contains no text: its sheets are empty.", reason=UnreadableDocument.NO_TEXT, filename=name
-        )
-    return pages
+    return pages_or_no_text(name, texts, f"“{name}” contains no text: its sheets are empty.")
 
 
 def _sheet_text(sheet, budget: CellBudget) -> str:
