@@ -67,6 +67,7 @@ def create_app(
             built.pipeline, built.memory, Conversations(built.memory, built.chats, built.documents),
             app.state.chats, built.llm.scheduler,
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
+            default_chat_id=api_settings.default_chat_id,
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
