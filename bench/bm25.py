@@ -180,7 +180,7 @@ def _store_as_document(documents: DocumentStore, document_id: str, chunks: list[
         document_id=document_id, chat_id="bench", filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
     ))
-    documents.mark_ready(document_id, [], len(chunks), chunks)
+    documents.mark_ready(document_id, [], chunks)
 
 
 def bench_quality(documents: list[dict], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> None:

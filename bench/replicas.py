@@ -56,7 +56,7 @@ def add_document(documents: DocumentStore, document_id: str, chunks: list[Chunk]
         document_id=document_id, chat_id=CHAT, filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
     ))
-    documents.mark_ready(document_id, [], len(chunks), chunks)
+    documents.mark_ready(document_id, [], chunks)
 
 
 def timed(action) -> float:

@@ -90,9 +90,7 @@ class DocumentStore:
             return same_content
         return None
 
-    def mark_ready(
-        self, document_id: str, parents: Sequence[Parent], chunk_count: int, chunks: Sequence[Chunk] = ()
-    ) -> None:
+    def mark_ready(self, document_id: str, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
         with self._engine.begin() as db:
             if chunks:
                 db.execute(insert(chunk_table), [
@@ -108,7 +106,7 @@ class DocumentStore:
                 ])
             db.execute(
                 update(documents).where(documents.c.document_id == document_id)
-                .values(status=READY, chunk_count=chunk_count)
+                .values(status=READY, chunk_count=len(chunks))
             )
             _bump_version(db, _chat_of(db, document_id))
 

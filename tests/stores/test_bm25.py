@@ -70,7 +70,7 @@ def add(documents: DocumentStore, chat_id: str, chunks: list[Chunk]) -> None:
             document_id=document_id, chat_id=chat_id, filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
         ))
-        documents.mark_ready(document_id, [], len(its_chunks), its_chunks)
+        documents.mark_ready(document_id, [], its_chunks)
 
 
 @pytest.fixture
@@ -257,7 +257,7 @@ def test_the_bm25_files_of_an_earlier_release_are_copied_into_the_database(store
             document_id=document_id, chat_id="chat1", filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
         ))
-        documents.mark_ready(document_id, [], 1)
+        documents.mark_ready(document_id, [], [])
     index_dir.mkdir()
     records = [{**vars_of(chunk), "terms": "x"} for chunk in (BREAD, ORBITS, TIDES, VACCINE)]
     header = {"format": "axiom-bm25", "version": 1, "tokenizer": "old"}
