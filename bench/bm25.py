@@ -17,13 +17,12 @@ import math
 import os
 import statistics
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import bm25s
 import numpy as np
+from _common import timed
 from rank_bm25 import BM25Okapi
 
 from backend.models import Chunk
@@ -121,12 +120,6 @@ def rank(scorer: Scorer, terms: list[str]) -> np.ndarray:
 
 def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:8.1f} ms"
-
-
-def timed(action: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    result = action(*args)
-    return result, time.perf_counter() - start
 
 
 def bench_engines(chunks: list[Chunk], queries: list[list[str]], tokenizer: Tokenizer) -> None:
