@@ -7,6 +7,8 @@ from sqlalchemy import exc
 
 from backend.models import Chunk, Parent
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
+from tests.api.support import wait_for
+from tests.support.storing_process import left_behind_now, process_storing
 
 
 def record(document_id: str, chat_id: str = "chat1", sha256: str | None = None):
@@ -120,3 +122,31 @@ def test_removing_a_chat_removes_all_its_documents_and_counts_the_ready_ones(dat
     assert store.get("chat1", "half") is None and store.list("chat1") == [] and store.parents(["a-p0"]) == {}
     assert [d.document_id for d in store.list("chat2")] == ["c"]
     assert store.remove_chat("chat1") == 0
+
+
+def test_a_document_still_indexing_that_nobody_is_storing_is_left_behind_until_it_is_ready(database):
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+
+    with store.left_behind(store.get("chat1", "d1")) as left:
+        assert left
+    with store.storing(["d1"]):
+        store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 2))
+    with store.left_behind(store.get("chat1", "d1")) as left:
+        assert not left
+
+
+def test_a_document_another_process_is_storing_is_left_behind_only_once_that_process_died(database):
+    """PostgreSQL: replicas share the database, and the storing process's advisory lock tells whether it lives."""
+    if database.dialect.name != "postgresql":
+        pytest.skip("one process uses a SQLite database: whatever is still indexing when it starts was left")
+    store = DocumentStore(database)
+    url = database.url.render_as_string(hide_password=False)
+
+    with process_storing(url, "chat1", "d1") as replica:
+        being_stored = store.get("chat1", "d1")
+        with store.left_behind(being_stored) as left:
+            assert not left
+        replica.kill()
+        replica.wait()
+        wait_for(lambda: left_behind_now(store, being_stored), "the server to see the storing process gone")
