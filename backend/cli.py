@@ -167,7 +167,7 @@ def _fresh_index(settings: Settings, work_dir: str) -> Settings:
     user's, so re-running does not re-embed."""
     stores = {
         "chroma_path", "bm25_dir", "database_url", "docstore_path", "memory_db_path", "chats_db_path",
-        "users_db_path", "chroma_host", "data_dir",
+        "chroma_host", "data_dir",
     }
     return Settings(**settings.model_dump(exclude=stores), data_dir=Path(work_dir), chroma_host=None)
 

@@ -49,7 +49,6 @@ class Settings(BaseSettings):
     docstore_path: Path | None = None
     memory_db_path: Path | None = None
     chats_db_path: Path | None = None
-    users_db_path: Path | None = None
 
     # Who may call the API (backend/api/auth.py). Unset: open on a loopback address, and `axiom serve` refuses any
     # other until this is set.
@@ -251,7 +250,6 @@ class Settings(BaseSettings):
             "docstore_path": "documents.db",
             "memory_db_path": "memory.db",
             "chats_db_path": "chats.db",
-            "users_db_path": "users.db",
             "embedding_cache_path": "embedding_cache.db",
         }
         for field, name in defaults.items():

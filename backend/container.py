@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import time
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -37,9 +36,6 @@ from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import UserStore
-
-# Longer than any upload indexed within its request takes (those are small; large files become jobs).
-INLINE_STORE_SECONDS = 15 * 60
 
 
 @dataclass
@@ -104,10 +100,8 @@ def build_services(
         chunker=chunker, embedder=embedder, vectors=vectors, keywords=keywords, documents=documents,
         load=functools.partial(reader.read, ocr=ocr_options(settings)),
     )
-    # Several replicas may share a database: one starting must not roll back what another is storing right now.
-    ingestion.recover(
-        keep=set(jobs.unfinished_ids()), begun_before=time.time() - INLINE_STORE_SECONDS if jobs.shared else None
-    )
+    # Several replicas may share a database: what another is storing right now is not rolled back.
+    ingestion.recover(keep=set(jobs.unfinished_ids()))
     dense = DenseRetriever(embedder, vectors)
     sparse = SparseRetriever(keywords)
     retriever = HybridRetriever(

@@ -17,13 +17,12 @@ import math
 import os
 import statistics
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import bm25s
 import numpy as np
+from _common import timed
 from rank_bm25 import BM25Okapi
 
 from backend.models import Chunk
@@ -123,12 +122,6 @@ def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:8.1f} ms"
 
 
-def timed(action: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    result = action(*args)
-    return result, time.perf_counter() - start
-
-
 def bench_engines(chunks: list[Chunk], queries: list[list[str]], tokenizer: Tokenizer) -> None:
     corpus, tokenize_seconds = timed(lambda: [tokenizer.tokenize(chunk.text) for chunk in chunks])
     added = corpus[:ADDED_CHUNKS]
@@ -180,7 +173,7 @@ def _store_as_document(documents: DocumentStore, document_id: str, chunks: list[
         document_id=document_id, chat_id="bench", filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
     ))
-    documents.mark_ready(document_id, [], len(chunks), chunks)
+    documents.mark_ready(document_id, [], chunks)
 
 
 def bench_quality(documents: list[dict], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> None:

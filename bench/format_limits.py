@@ -25,6 +25,8 @@ import re
 import time
 from collections.abc import Callable
 
+from _common import peak_rss_mib
+
 from backend.errors import AxiomError
 from backend.ingest.loaders import load_document
 from backend.ingest.loaders.html import MAX_HTML_ELEMENTS
@@ -78,13 +80,7 @@ def _read(filename: str, data: bytes, results) -> None:
         outcome = f"read: {len(document.pages)} pages, {sum(len(page.text) for page in document.pages):,} chars"
     except AxiomError as error:  # a refusal is an outcome to measure
         outcome = f"{error.code} {error.details.get('reason', '')}"
-    results.put((time.perf_counter() - start, _peak_rss_mib(), outcome))
-
-
-def _peak_rss_mib() -> int:
-    """This process's own peak (VmHWM: ru_maxrss would carry over the parent's from before the exec)."""
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmHWM:"))
+    results.put((time.perf_counter() - start, peak_rss_mib(), outcome))
 
 
 def main() -> None:
@@ -97,7 +93,7 @@ def main() -> None:
         process.start()
         seconds, peak_mib, outcome = results.get()
         process.join()
-        print(f"{case:42} {len(data) / 1e6:6.1f} {seconds:8.1f} {peak_mib:9}  {outcome}")
+        print(f"{case:42} {len(data) / 1e6:6.1f} {seconds:8.1f} {peak_mib:9.0f}  {outcome}")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import scratch_services, shared_data
+from _common import child_pids, peak_rss_mib, scratch_services, shared_data, tree_cpu_seconds
 
 from backend.ingest.loaders import load_document
-
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -41,28 +39,6 @@ class Run:
     cpu_s: float
     peak_rss_mib: float
     reader_peak_rss_mib: float
-
-
-def _children(pid: int) -> list[int]:
-    pids = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        pids += [int(child) for child in (task / "children").read_text().split()]
-    return pids
-
-
-def _cpu_s(pid: int) -> float:
-    """User + system seconds of a live process (all its threads) from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-def _tree_cpu_s(pid: int) -> float:
-    return _cpu_s(pid) + sum(_tree_cpu_s(child) for child in _children(pid))
-
-
-def _peak_rss_mib(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text().splitlines()
-    return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 
 
 def ingest_once(path: Path, provider: str) -> Run:
@@ -76,14 +52,15 @@ def ingest_once(path: Path, provider: str) -> Run:
         )
         services.reader.read("warm-up.txt", b"starts the worker and its imports before the clock")
         embedded_before = _embedded_texts(cache)  # the intent router's examples, embedded as services start
-        cpu_before = _tree_cpu_s(os.getpid())  # this process and the reader (and any other child)
+        cpu_before = tree_cpu_seconds(os.getpid())  # this process and the reader (and any other child)
         started = time.perf_counter()
         result = services.ingestion.ingest("bench", path.name, data)
         wall_s = time.perf_counter() - started
         run = Run(
-            result.chunk_count, _embedded_texts(cache) - embedded_before, wall_s, _tree_cpu_s(os.getpid()) - cpu_before,
+            result.chunk_count, _embedded_texts(cache) - embedded_before, wall_s,
+            tree_cpu_seconds(os.getpid()) - cpu_before,
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            max(map(_peak_rss_mib, _children(os.getpid()))),
+            max(map(peak_rss_mib, child_pids(os.getpid()))),
         )
         services.close()
     return run

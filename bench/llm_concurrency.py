@@ -27,7 +27,6 @@ import math
 import os
 import queue
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,10 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, cpu_seconds, free_port, shared_data, status_kib
+
 sys.path.insert(0, str(REPO))
 
 from backend.eval.metrics import percentile
@@ -62,10 +64,6 @@ PREFILL_BATCHES = (32, 64, 128, 512)
 
 
 # --- prompts ------------------------------------------------------------------------------------------------------
-
-
-def shared_data() -> Path:
-    return Path(os.environ.get("AXIOM_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 def default_model() -> Path:
@@ -113,18 +111,6 @@ def build_prompts(model: Path, count: int) -> list[dict]:
 
 
 # --- measuring a process ------------------------------------------------------------------------------------------
-
-
-def proc_status_kb(pid: int | str, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def load_average() -> float:
@@ -194,7 +180,7 @@ def worker(variant: str, model: Path, prompts: list[dict], ignore_eos: bool) -> 
     results, wall = run_at_once(len(prompts), request)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"requests": results, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime - cpu_before,
-            "peak_rss_kb": proc_status_kb("self", "VmHWM")}
+            "peak_rss_kb": status_kib("self", "VmHWM")}
 
 
 def run_worker(variant: str, model: Path, prompts: list[dict], ignore_eos: bool) -> dict:
@@ -211,12 +197,6 @@ def run_worker(variant: str, model: Path, prompts: list[dict], ignore_eos: bool)
 
 
 # --- variants c and d: an OpenAI-compatible server in its own process ----------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def post_stream(port: int, body: dict, t0: float) -> dict:
@@ -279,7 +259,7 @@ def run_server_round(
             params["ignore_eos"] = True
         for _ in range(min(len(prompts), 2)):  # warm-up, as the workers do
             post_stream(port, {**params, "max_tokens": 2, "messages": [{"role": "user", "content": "Hi"}]}, 0.0)
-        cpu_before = proc_cpu_seconds(server.pid)
+        cpu_before = cpu_seconds(server.pid)
 
         def request(i: int, t0: float) -> dict:
             result = post_stream(port, {**params, "messages": prompts[i]["messages"]}, t0)
@@ -289,8 +269,8 @@ def run_server_round(
             return result
 
         results, wall = run_at_once(len(prompts), request)
-        return {"requests": results, "wall": wall, "cpu": proc_cpu_seconds(server.pid) - cpu_before,
-                "peak_rss_kb": proc_status_kb(server.pid, "VmHWM")}
+        return {"requests": results, "wall": wall, "cpu": cpu_seconds(server.pid) - cpu_before,
+                "peak_rss_kb": status_kib(server.pid, "VmHWM")}
     finally:
         server.terminate()
         server.wait(timeout=30)

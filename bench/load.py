@@ -25,11 +25,9 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
@@ -37,14 +35,13 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Self
 
 import httpx
 from httpx_sse import EventSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import shared_data
+from _common import RssSampler, free_port, shared_data
 
 import backend
 from backend.eval.metrics import percentile
@@ -67,7 +64,6 @@ QUESTIONS = [
     "Which GPU was used to train the logistic regression model?",
     "What did the authors conclude about reading comprehension in Chinese?",
 ]
-RSS_SAMPLE_SECONDS = 0.1
 HEALTH_POLL_SECONDS = 0.2
 JOB_POLL_SECONDS = 0.5
 # SIGINT lets uvicorn finish responses and close the stores; a server ignoring it is terminated, then killed.
@@ -128,59 +124,6 @@ class Level:
     name: str
     streams: list[Stream]
     peak_rss_mib: float | None
-
-
-class RssSampler:
-    """Peak resident memory of a process and its descendants, sampled on a background thread."""
-
-    def __init__(self, pid: int) -> None:
-        self._pid = pid
-        self._peak_kib = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def take_peak_mib(self) -> float:
-        """The peak since the last call (so each level gets its own)."""
-        with self._lock:
-            peak, self._peak_kib = self._peak_kib, tree_rss_kib(self._pid)
-        return peak / 1024
-
-    def _run(self) -> None:
-        while not self._stop.wait(RSS_SAMPLE_SECONDS):
-            rss = tree_rss_kib(self._pid)
-            with self._lock:
-                self._peak_kib = max(self._peak_kib, rss)
-
-
-def tree_rss_kib(pid: int) -> int:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except (FileNotFoundError, ProcessLookupError):  # the process ended between two samples
-        return 0
-    own = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
-    children = []
-    for task in tasks:  # each thread lists the children it started
-        try:
-            children += [int(child) for child in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):  # the server ends a thread after each answer stream
-            continue
-    return own + sum(tree_rss_kib(child) for child in children)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, shared_data
+from _common import REPO, shared_data, timed
 
 from backend.eval.beir import load_beir
 from backend.models import Chunk
@@ -56,13 +56,7 @@ def add_document(documents: DocumentStore, document_id: str, chunks: list[Chunk]
         document_id=document_id, chat_id=CHAT, filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
     ))
-    documents.mark_ready(document_id, [], len(chunks), chunks)
-
-
-def timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+    documents.mark_ready(document_id, [], chunks)
 
 
 def bench_rebuild(work: Path, chunks_wanted: int, url: str | None) -> None:
@@ -76,14 +70,14 @@ def bench_rebuild(work: Path, chunks_wanted: int, url: str | None) -> None:
     query = "vitamin D deficiency and bone density"
 
     replica = BM25Store(work / "cache-a", tokenizer, documents)
-    cold = timed(lambda: replica.search(CHAT, query, 10))
+    _, cold = timed(replica.search, CHAT, query, 10)
     restarted = BM25Store(work / "cache-a", tokenizer, documents)
-    from_file = timed(lambda: restarted.search(CHAT, query, 10))
+    _, from_file = timed(restarted.search, CHAT, query, 10)
     extra = [Chunk(f"new-c{i}", "new-p0", "new", "new.txt", 1, f"Another replica's upload, part {i}.")
              for i in range(20)]
     add_document(documents, "new", extra)
-    after_add = timed(lambda: replica.search(CHAT, query, 10))
-    current = [timed(lambda: replica.search(CHAT, query, 10)) for _ in range(200)]
+    _, after_add = timed(replica.search, CHAT, query, 10)
+    current = [timed(replica.search, CHAT, query, 10)[1] for _ in range(200)]
     print(f"first search, no cache (read + tokenize + index):    {cold * 1000:8.0f} ms")
     print(f"first search after a restart (cache file + index):   {from_file * 1000:8.0f} ms")
     print(f"first search after another replica's upload:         {after_add * 1000:8.0f} ms")
@@ -113,10 +107,10 @@ def bench_replicas(work: Path) -> None:
             replica("A", work / "a", environment) as a, replica("B", work / "b", environment) as b,
             a.client() as client_a, b.client() as client_b,
         ):
-            ingest = timed(lambda: upload_paths(client_a, "bench", shared_data() / "pdfs" / PAPER))
+            _, ingest = timed(upload_paths, client_a, "bench", shared_data() / "pdfs" / PAPER)
             ask = {"message": QUESTION, "chat_id": "bench", "session_id": "bench"}
-            first = timed(lambda: client_b.post("/chat/", json=ask).raise_for_status())
-            second = timed(lambda: client_b.post("/chat/", json=ask).raise_for_status())
+            _, first = timed(lambda: client_b.post("/chat/", json=ask).raise_for_status())
+            _, second = timed(lambda: client_b.post("/chat/", json=ask).raise_for_status())
         print(f"upload of {PAPER} through A (indexed in the request): {ingest:6.1f} s")
         print(f"first question through B (BM25 cache built from PostgreSQL): {first:6.1f} s")
         print(f"second question through B (cache current): {second:6.1f} s")

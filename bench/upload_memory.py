@@ -28,9 +28,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import shared_data
+from _common import RssSampler, own_rss_mib, shared_data, tree_rss_kib
 from format_limits import CASES as FORMAT_CASES
-from load import RssSampler, axiom_serve, tree_rss_kib
+from load import axiom_serve
 
 # The ordinary set leaves out what is refused on purpose (encrypted, broken) and what becomes a background job (the
 # 400-page PDF, the multi-page scan); single-page scans and the garbled text layer are read by OCR.
@@ -103,12 +103,6 @@ def image_bomb() -> bytes:
     buffer = io.BytesIO()
     Image.new("1", (30_000, 30_000), 1).save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def own_rss_mib(pid: int) -> float:
-    """The server process alone, without its children (the reader processes)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
 
 
 def main() -> None:

@@ -102,6 +102,7 @@ class Answerer:
         *,
         max_chars: int,
         max_in_flight: int,
+        default_chat_id: str,
     ) -> None:
         self._pipeline = pipeline
         self._memory = memory
@@ -110,20 +111,21 @@ class Answerer:
         self._scheduler = scheduler
         self._max_chars = max_chars
         self._max_in_flight = max_in_flight
+        self._default_chat_id = default_chat_id
         self._in_flight = 0
         self._counting = threading.Lock()
 
     def question(
-        self, message: str, *, chat_id: str, session_id: str | None, user: User | None = None
+        self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None
     ) -> Question:
-        """Raises ValidationFailed (400), ServerBusy (503), SessionOfAnotherChat or NotFound for another user's chat
-        (404) before anything runs or is saved (only a new session's binding to its chat, and a new chat's owner,
-        are)."""
+        """``chat_id`` None: the asker's default chat. Raises ValidationFailed (400), ServerBusy (503),
+        SessionOfAnotherChat or NotFound for another user's chat (404) before anything runs or is saved (only a new
+        session's binding to its chat, and a new chat's owner, are)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
             raise ValidationFailed(f"Invalid message: {problem}.", field="message", max_chars=self._max_chars)
-        validate_id(chat_id, field="chat_id")
+        chat_id = validate_id(chat_id or self._default_chat(user), field="chat_id")
         if session_id is not None:
             validate_id(session_id, field="session_id")
         self._ensure_room()
@@ -131,6 +133,11 @@ class Answerer:
         return Question(
             message=text, chat_id=chat_id, session_id=self._conversations.session_for(chat_id, session_id)
         )
+
+    def _default_chat(self, user: User | None) -> str:
+        """The chat a question goes to when it names none. With keys on each user has their own, so one user's
+        questions never land in another's chat."""
+        return self._default_chat_id if user is None else f"{self._default_chat_id}-{user.user_id}"
 
     def _ensure_room(self) -> None:
         with self._counting:

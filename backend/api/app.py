@@ -31,6 +31,7 @@ from backend.config import Settings
 from backend.container import Services, build_services
 from backend.conversations import Conversations
 from backend.ingest.jobs import IngestJobs
+from backend.ingest.recovery import RecoverySweep
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,11 @@ def create_app(
             built.ingestion, built.jobs, workers=api_settings.ingest_workers,
             lease_seconds=api_settings.ingest_lease_seconds, max_attempts=api_settings.ingest_max_attempts,
         )
+        # An upload another replica was storing when it died is rolled back here (a job, by its next worker).
+        sweep = (
+            RecoverySweep(built.ingestion, built.jobs, every_seconds=api_settings.ingest_lease_seconds)
+            if built.jobs.shared else None
+        )
         built.reader.warm_up()
         app.state.services = built
         app.state.api_settings = api_settings
@@ -67,6 +73,7 @@ def create_app(
             built.pipeline, built.memory, Conversations(built.memory, built.chats, built.documents),
             app.state.chats, built.llm.scheduler,
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
+            default_chat_id=api_settings.default_chat_id,
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
@@ -77,6 +84,8 @@ def create_app(
             yield
         finally:
             jobs.close()
+            if sweep is not None:
+                sweep.close()
             if services is None:  # built here, so closed here (tests share theirs between apps)
                 built.close()
 

@@ -55,12 +55,6 @@ class Authenticator:
         return user
 
 
-def user_default_chat_id(default_chat_id: str, user: User | None) -> str:
-    """The chat a question goes to when it names none. With keys on each user has their own, so one user's
-    questions never land in another's chat."""
-    return default_chat_id if user is None else f"{default_chat_id}-{user.user_id}"
-
-
 class UnprotectedServer(AxiomError):
     """`axiom serve` on an address other machines can reach, without saying whether to ask for keys."""
 

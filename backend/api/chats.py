@@ -93,12 +93,8 @@ class Chats:
         """``chat_id`` when ``user`` may use it: theirs, or one that does not exist (the route then answers 404
         or makes it). Raises NotFound for another user's chat, or one without an owner, as for one that does not
         exist."""
-        if user is None:
-            return chat_id
-        record = self._store.get(chat_id)
-        mine_or_free = record.owner == user.user_id if record is not None else not self._holds_anything(chat_id)
-        if not mine_or_free:
-            raise _not_found(chat_id)
+        if user is not None:
+            self._record_reachable(chat_id, user)
         return chat_id
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
@@ -117,9 +113,20 @@ class Chats:
         raises NotFound for another user's chat."""
         if user is None:
             return
-        self.reachable(chat_id, user)
+        # One read for a chat in use; a write only for a chat that has no record yet.
+        if self._record_reachable(chat_id, user) is not None:
+            return
         if self._store.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
             raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
+
+    def _record_reachable(self, chat_id: str, user: User) -> ChatRecord | None:
+        """The chat's record when it is ``user``'s, None when the chat does not exist; raises NotFound for
+        another user's chat, or one without an owner, as for one that does not exist."""
+        record = self._store.get(chat_id)
+        mine_or_free = record.owner == user.user_id if record is not None else not self._holds_anything(chat_id)
+        if not mine_or_free:
+            raise _not_found(chat_id)
+        return record
 
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""

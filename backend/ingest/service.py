@@ -2,7 +2,8 @@
 
 Order of writes: the registry row ('indexing') first, then Chroma, then parents, chunks, 'ready' and the chat's
 new version in one transaction. Any failure rolls the batch back from both; a kill mid-way leaves an 'indexing'
-row that ``recover()`` rolls back at the next start (or, for a background job, the worker that retries the job).
+row that ``recover()`` rolls back at the next start, or, on a shared database, any replica's next sweep
+(``recovery.py``; for a background job, the worker that retries the job).
 Retrieval only returns parents of ready documents and BM25 indexes only their chunks (its per-replica cache
 follows the chat's version), so a document is never visible half-stored.
 """
@@ -192,24 +193,24 @@ class IngestionService:
         _stop_if(cancelled)  # the last moment a cancel is taken: from here on, the document is stored whole
         begun: list[_Prepared] = []
         stored_meanwhile: dict[str, DocumentRecord] = {}
-        try:
-            for prepared in batch:
-                same_content = self._documents.begin(prepared.record)
-                if same_content is None:
-                    begun.append(prepared)
-                else:
-                    stored_meanwhile[prepared.record.document_id] = same_content
-            kept = [i for i, chunk in enumerate(chunks) if chunk.document_id not in stored_meanwhile]
-            if begun:
-                self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
-            for prepared in begun:
-                self._documents.mark_ready(
-                    prepared.record.document_id, prepared.parents, len(prepared.chunks), prepared.chunks
-                )
-        except BaseException:
-            for prepared in begun:
-                self.roll_back(chat_id, prepared.record.document_id)
-            raise
+        # Held from before the rows say 'indexing' until they are 'ready' or gone: recovery leaves them be.
+        with self._documents.storing(prepared.record.document_id for prepared in batch):
+            try:
+                for prepared in batch:
+                    same_content = self._documents.begin(prepared.record)
+                    if same_content is None:
+                        begun.append(prepared)
+                    else:
+                        stored_meanwhile[prepared.record.document_id] = same_content
+                kept = [i for i, chunk in enumerate(chunks) if chunk.document_id not in stored_meanwhile]
+                if begun:
+                    self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
+                for prepared in begun:
+                    self._documents.mark_ready(prepared.record.document_id, prepared.parents, prepared.chunks)
+            except BaseException:
+                for prepared in begun:
+                    self.roll_back(chat_id, prepared.record.document_id)
+                raise
         self._warm_keywords(chat_id)
         if progress:
             progress(1.0)
@@ -268,18 +269,22 @@ class IngestionService:
             self.roll_back(chat_id, document_id)
             return None
 
-    def recover(self, *, keep: Container[str] = (), begun_before: float | None = None) -> list[str]:
-        """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the documents
-        of background jobs: the worker that takes a job over rolls back what it left), nor, with ``begun_before``,
-        those begun since (another replica may be storing them right now)."""
-        stale = [
-            record for record in self._documents.incomplete()
-            if record.document_id not in keep and (begun_before is None or record.created_at < begun_before)
-        ]
-        for record in stale:
-            log.warning("rolling back %s (%s), left incomplete by an earlier run", record.document_id, record.filename)
-            self.roll_back(record.chat_id, record.document_id)
-        return [record.document_id for record in stale]
+    def recover(self, *, keep: Container[str] = ()) -> list[str]:
+        """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the
+        documents of background jobs: the worker that takes a job over rolls back what it left), nor those a
+        live process is storing right now (``DocumentStore.left_behind``: another replica's upload, on
+        PostgreSQL)."""
+        rolled_back = []
+        for record in self._documents.incomplete():
+            if record.document_id in keep:
+                continue
+            with self._documents.left_behind(record) as left:
+                if left:
+                    log.warning("rolling back %s (%s), left incomplete by a process that ended",
+                                record.document_id, record.filename)
+                    self.roll_back(record.chat_id, record.document_id)
+                    rolled_back.append(record.document_id)
+        return rolled_back
 
 
 class _Phases:

@@ -59,6 +59,9 @@ _CHUNK_FIELDS = tuple(field.name for field in fields(Chunk))
 # What a chunk record of a version 1 file (the truth before the chunks table) may hold; ``ocr`` came late.
 _V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text", "ocr")
 
+# In ``cache_dir`` once its files of a release before the chunks table were copied: later starts skip listing it.
+LEGACY_IMPORTED_MARKER = ".earlier-release-imported"
+
 # The usual BM25 parameters (Lucene's idf, which is never negative, unlike BM25Okapi's).
 K1 = 1.5
 B = 0.75
@@ -170,7 +173,13 @@ class BM25Store:
     def import_legacy_files(self) -> int:
         """Copies the chunks in the BM25 files of releases before the chunks table (format version 1, the truth
         then) into the database, for ready documents that have none there, and removes the files; returns how
-        many chunks were copied. Run at start-up: the first replica to start on an upgraded data dir does it."""
+        many chunks were copied. Run at start-up: the first replica to start on an upgraded data dir does it.
+
+        Only once per ``cache_dir``: a marker file then says it is done (no release since writes such files), so
+        a start does not list and read every chat's cache file. A file that could not be read stays, logged."""
+        marker = self._cache_dir / LEGACY_IMPORTED_MARKER
+        if marker.exists():
+            return 0
         imported = 0
         for path in sorted(self._cache_dir.glob("chat_*.jsonl")) if self._cache_dir.is_dir() else []:
             header = self._read_header(path)
@@ -192,6 +201,11 @@ class BM25Store:
             path.unlink()
         if imported:
             logger.info("Copied %d chunks from the BM25 files of an earlier release into the database", imported)
+        try:
+            self._cache_dir.mkdir(parents=True, exist_ok=True)
+            marker.write_text("The BM25 files of releases before the chunks table were copied into the database.\n")
+        except OSError:
+            logger.warning("%s could not be written: the next start looks for old BM25 files again", marker)
         return imported
 
     def refresh(self, chat_id: str) -> None:

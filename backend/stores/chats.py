@@ -52,10 +52,11 @@ class ChatStore:
             insert = upsert_insert(db, chats).values(
                 id=_chat(chat_id), title=title, created_at=now, updated_at=now, owner=owner
             )
-            db.execute(insert.on_conflict_do_update(
+            row = db.execute(insert.on_conflict_do_update(
                 index_elements=[chats.c.id], set_={"owner": insert.excluded.owner}, where=chats.c.owner.is_(None)
-            ))
-            row = db.execute(select(*_RECORD).where(chats.c.id == chat_id)).one()
+            ).returning(*_RECORD)).one_or_none()
+            if row is None:  # the record has an owner already, which it keeps
+                row = db.execute(select(*_RECORD).where(chats.c.id == chat_id)).one()
         return _record(row)
 
     def get(self, chat_id: str) -> ChatRecord | None:

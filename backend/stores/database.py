@@ -76,9 +76,7 @@ def _configure_sqlite(dbapi_connection, _record) -> None:
 def open_database(settings: Settings) -> Engine:
     """The engine of the configured database, migrated to the current schema."""
     engine = create_database_engine(database_url(settings))
-    legacy_files = (
-        settings.chats_db_path, settings.memory_db_path, settings.docstore_path, settings.users_db_path,
-    )
+    legacy_files = (settings.chats_db_path, settings.memory_db_path, settings.docstore_path)
     try:
         migrate(engine, legacy_files=legacy_files)
     except exc.OperationalError as failure:

@@ -3,14 +3,18 @@
 INSERT … ON CONFLICT: SQLite and PostgreSQL spell it alike, but SQLAlchemy builds it from each dialect's own
 ``insert``. Taking turns: SQLite lets one transaction write at a time, so writes that must not interleave
 never do; PostgreSQL runs them side by side unless they lock, so they take an advisory lock on what they
-share.
+share. Being alive: on PostgreSQL a process holds an advisory lock on work in progress for as long as it works
+on it, and the server releases the lock the moment the process's connection closes (it ended or died), so
+another process can tell live work from what a dead one left (SQLite has one process per database).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 
-from sqlalchemy import Connection, Table, func, select
+from sqlalchemy import Connection, Engine, Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 
@@ -18,6 +22,7 @@ class LockSpace(IntEnum):
     """What a transaction can wait its turn for: the first of PostgreSQL's two advisory lock keys."""
 
     SESSION = 1  # a conversation's messages
+    DOCUMENT = 2  # a document being stored: held by the process storing it
 
 
 def upsert_insert(connection: Connection, table: Table) -> sqlite.Insert | postgresql.Insert:
@@ -33,3 +38,45 @@ def take_turn(connection: Connection, space: LockSpace, key: str) -> None:
     """
     if connection.dialect.name == "postgresql":
         connection.execute(select(func.pg_advisory_xact_lock(int(space), func.hashtext(key))))
+
+
+@contextmanager
+def holding(engine: Engine, space: LockSpace, keys: Iterable[str]) -> Iterator[None]:
+    """Holds ``keys`` in ``space`` while the block runs (waiting for any other holder first), or until this
+    process dies. PostgreSQL only: on SQLite nothing is held."""
+    keys = sorted(set(keys))  # in one order: two processes holding some of the same keys cannot deadlock
+    if engine.dialect.name != "postgresql" or not keys:
+        yield
+        return
+    with engine.connect() as connection:
+        for key in keys:
+            _advisory(connection, "pg_advisory_lock", space, key)
+        try:
+            yield
+        finally:
+            for key in keys:
+                _advisory(connection, "pg_advisory_unlock", space, key)
+
+
+@contextmanager
+def holding_if_free(engine: Engine, space: LockSpace, key: str) -> Iterator[bool]:
+    """Whether nobody holds ``key`` in ``space`` (no live process works on it); if so it is held while the
+    block runs. Always True on SQLite."""
+    if engine.dialect.name != "postgresql":
+        yield True
+        return
+    with engine.connect() as connection:
+        free = _advisory(connection, "pg_try_advisory_lock", space, key)
+        try:
+            yield free
+        finally:
+            if free:
+                _advisory(connection, "pg_advisory_unlock", space, key)
+
+
+def _advisory(connection: Connection, function: str, space: LockSpace, key: str):
+    """Calls a session-level advisory lock function: the lock outlives the transaction, which is ended at once
+    so the connection is not left idle in one."""
+    result = connection.execute(select(getattr(func, function)(int(space), func.hashtext(key)))).scalar_one()
+    connection.commit()
+    return result

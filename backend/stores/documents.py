@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from backend.models import Chunk, Parent
-from backend.stores.dialect import upsert_insert
+from backend.stores.dialect import LockSpace, holding, holding_if_free, upsert_insert
 from backend.stores.schema import chat_versions, documents
 from backend.stores.schema import chunks as chunk_table
 from backend.stores.schema import parents as parent_table
@@ -90,9 +91,20 @@ class DocumentStore:
             return same_content
         return None
 
-    def mark_ready(
-        self, document_id: str, parents: Sequence[Parent], chunk_count: int, chunks: Sequence[Chunk] = ()
-    ) -> None:
+    def storing(self, document_ids: Iterable[str]) -> AbstractContextManager[None]:
+        """Says, while the block runs, that this process is storing the documents (see ``left_behind``)."""
+        return holding(self._engine, LockSpace.DOCUMENT, document_ids)
+
+    @contextmanager
+    def left_behind(self, record: DocumentRecord) -> Iterator[bool]:
+        """Whether the document is still 'indexing' with no live process storing it, so a crash left it; while
+        the block runs, no process begins storing it. On SQLite (one process per database) every document
+        still 'indexing' counts: ask only when this process stores none."""
+        with holding_if_free(self._engine, LockSpace.DOCUMENT, record.document_id) as free:
+            current = self.get(record.chat_id, record.document_id) if free else None
+            yield current is not None and current.status == INDEXING
+
+    def mark_ready(self, document_id: str, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
         with self._engine.begin() as db:
             if chunks:
                 db.execute(insert(chunk_table), [
@@ -108,7 +120,7 @@ class DocumentStore:
                 ])
             db.execute(
                 update(documents).where(documents.c.document_id == document_id)
-                .values(status=READY, chunk_count=chunk_count)
+                .values(status=READY, chunk_count=len(chunks))
             )
             _bump_version(db, _chat_of(db, document_id))
 

@@ -14,6 +14,7 @@ import pytest
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.chunker import ParentChildChunker
+from backend.ingest.loaders import html as html_loader
 from backend.ingest.loaders import load_document
 from backend.ingest.loaders.html import MAX_HTML_ELEMENTS
 from backend.models import LoadedDocument
@@ -290,6 +291,21 @@ def test_html_of_another_kind_is_unsupported(data: bytes, message: str) -> None:
 
 def test_html_with_only_scripts_is_no_text() -> None:
     assert _refusal("app.html", b"<html><body><script>run()</script></body></html>").reason == NO_TEXT
+
+
+def test_a_page_with_no_article_is_read_whole(monkeypatch) -> None:
+    """Stand-in: trafilatura's extract runs for real on the tree but its answer is dropped (no article), which
+    real pages rarely make it do: the fallback reads the whole page, its scripts and drawings still left out."""
+    real_extract = html_loader.trafilatura.extract
+
+    def no_article(tree, **options) -> None:
+        real_extract(tree, **options)  # its answer is dropped
+
+    monkeypatch.setattr(html_loader.trafilatura, "extract", no_article)
+    page = b"<html><body><script>var hidden = 1;</script><svg><text>drawn</text></svg><p>Axolotls regrow.</p>" \
+           b"<p>They live in lakes.</p></body></html>"
+
+    assert _texts(load_document("page.html", page)) == {1: "Axolotls regrow. They live in lakes."}
 
 
 def test_html_of_50_mb_is_refused_before_it_is_parsed() -> None:

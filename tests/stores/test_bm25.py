@@ -13,7 +13,7 @@ from sqlalchemy import create_engine
 from backend.errors import RetrievalFailed, ValidationFailed
 from backend.models import Chunk
 from backend.retrieval.tokenize import Tokenizer
-from backend.stores.bm25 import BM25Store
+from backend.stores.bm25 import LEGACY_IMPORTED_MARKER, BM25Store
 from backend.stores.documents import DocumentStore, new_record
 
 
@@ -70,7 +70,7 @@ def add(documents: DocumentStore, chat_id: str, chunks: list[Chunk]) -> None:
             document_id=document_id, chat_id=chat_id, filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
         ))
-        documents.mark_ready(document_id, [], len(its_chunks), its_chunks)
+        documents.mark_ready(document_id, [], its_chunks)
 
 
 @pytest.fixture
@@ -257,17 +257,34 @@ def test_the_bm25_files_of_an_earlier_release_are_copied_into_the_database(store
             document_id=document_id, chat_id="chat1", filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
         ))
-        documents.mark_ready(document_id, [], 1)
-    index_dir.mkdir()
-    records = [{**vars_of(chunk), "terms": "x"} for chunk in (BREAD, ORBITS, TIDES, VACCINE)]
-    header = {"format": "axiom-bm25", "version": 1, "tokenizer": "old"}
-    (index_dir / "chat_chat1.jsonl").write_text("\n".join(json.dumps(line) for line in [header, *records]) + "\n")
+        documents.mark_ready(document_id, [], [])
+    write_earlier_release_file(index_dir, "chat1", [BREAD, ORBITS, TIDES, VACCINE])
 
     assert store.import_legacy_files() == 3
     assert not (index_dir / "chat_chat1.jsonl").exists()
     assert ids(store.search("chat1", "sun orbits", k=5)) == [ORBITS.chunk_id, TIDES.chunk_id]
     assert store.count("chat1") == 4
-    assert store.import_legacy_files() == 0  # the cache file now written is not an earlier release's
+
+
+def test_the_files_of_an_earlier_release_are_looked_for_once(store, documents, index_dir):
+    """Every start would otherwise list the cache directory and read each chat's file header."""
+    add(documents, "chat1", [VACCINE])
+    store.search("chat1", "vaccines", k=1)  # writes this release's cache file
+
+    assert store.import_legacy_files() == 0  # this release's cache file is not an earlier release's
+    assert (index_dir / "chat_chat1.jsonl").exists() and (index_dir / LEGACY_IMPORTED_MARKER).exists()
+    write_earlier_release_file(index_dir, "chat2", [BREAD])
+    assert store.import_legacy_files() == 0
+    assert (index_dir / "chat_chat2.jsonl").exists()  # not even opened
+
+
+def write_earlier_release_file(index_dir: Path, chat_id: str, chunks: list[Chunk]) -> None:
+    """A BM25 file as the release before the chunks table wrote it (format version 1: the only copy of the texts)."""
+    index_dir.mkdir(exist_ok=True)
+    records = [{**vars_of(chunk), "terms": "x"} for chunk in chunks]
+    header = {"format": "axiom-bm25", "version": 1, "tokenizer": "old"}
+    lines = [json.dumps(line) for line in [header, *records]]
+    (index_dir / f"chat_{chat_id}.jsonl").write_text("\n".join(lines) + "\n")
 
 
 def vars_of(chunk: Chunk) -> dict:

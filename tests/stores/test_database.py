@@ -29,7 +29,6 @@ from backend.stores.documents import INDEXING, READY, DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.schema import metadata
-from backend.stores.users import User, UserStore, hash_key
 
 
 def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
@@ -115,9 +114,9 @@ def test_processes_starting_together_migrate_once(database_settings: Settings) -
 # (Older files lack some columns and tables, e.g. parents.ocr or sessions: they get the defaults.)
 LEGACY_CHATS = """
 CREATE TABLE chats (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, owner TEXT NULL
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL
 );
-INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0, NULL), ('newer', 'Newer chat', 200.0, 400.5, 'u1');
+INSERT INTO chats VALUES ('older', 'Older chat', 100.0, 300.0), ('newer', 'Newer chat', 200.0, 400.5);
 """
 LEGACY_MEMORY = """
 CREATE TABLE messages (
@@ -159,29 +158,20 @@ INSERT INTO documents VALUES
 INSERT INTO parents VALUES ('d1-p1', 'd1', 1, 2, 'page two', 1), ('d1-p0', 'd1', 0, 1, 'page one', 0);
 INSERT INTO jobs VALUES ('d1', 'older', 'report.pdf', 12345, 'ready', 'd1', NULL, 150.0);
 """
-LEGACY_USERS = f"""
-CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE api_keys (
-    key_id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users ON DELETE CASCADE,
-    key_hash TEXT UNIQUE NOT NULL, created_at REAL NOT NULL, revoked_at REAL NULL
-);
-INSERT INTO users VALUES ('u1', 'alice', 10.0);
-INSERT INTO api_keys VALUES ('k1', 'u1', '{hash_key("axk_alices-key")}', 11.0, NULL);
-"""
 
 
 def write_legacy_data_dir(settings: Settings) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     for path, script in (
         (settings.chats_db_path, LEGACY_CHATS), (settings.memory_db_path, LEGACY_MEMORY),
-        (settings.docstore_path, LEGACY_DOCUMENTS), (settings.users_db_path, LEGACY_USERS),
+        (settings.docstore_path, LEGACY_DOCUMENTS),
     ):
         with sqlite3.connect(path) as db:
             db.executescript(script)
         db.close()
 
 
-def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_documents_and_keys(
+def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_and_documents(
     database_settings: Settings,
 ) -> None:
     write_legacy_data_dir(database_settings)
@@ -190,7 +180,7 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_docume
     chats, memory, documents = ChatStore(engine), MemoryStore(engine), DocumentStore(engine)
 
     assert chats.list() == [
-        ChatRecord("newer", "Newer chat", 200.0, 400.5, "u1"), ChatRecord("older", "Older chat", 100.0, 300.0),
+        ChatRecord("newer", "Newer chat", 200.0, 400.5), ChatRecord("older", "Older chat", 100.0, 300.0),
     ]
     # Messages keep their order (not their timestamps'), content and metadata; sessions keep their chat.
     history = memory.history("older")
@@ -212,7 +202,6 @@ def test_a_data_dir_of_the_previous_release_keeps_its_chats_conversations_docume
         Parent("d1-p1", "d1", "report.pdf", 2, "page two", ocr=True),
     ]
     assert JobStore(engine).get("older", "d1").state == "ready"
-    assert UserStore(engine).user_of("axk_alices-key") == User("u1", "alice")
     # New rows follow the imported ones.
     memory.add("older", "assistant", "It rose again.")
     assert [m.id for m in memory.history("older")][:3] == ["m1", "m2", "m4"]

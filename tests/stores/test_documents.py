@@ -5,8 +5,10 @@ import threading
 import pytest
 from sqlalchemy import exc
 
-from backend.models import Parent
+from backend.models import Chunk, Parent
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
+from tests.api.support import wait_for
+from tests.support.storing_process import left_behind_now, process_storing
 
 
 def record(document_id: str, chat_id: str = "chat1", sha256: str | None = None):
@@ -20,6 +22,11 @@ def parents_of(document_id: str, n: int = 2) -> list[Parent]:
     return [Parent(f"{document_id}-p{i}", document_id, f"{document_id}.pdf", i + 1, f"text {i}") for i in range(n)]
 
 
+def chunks_of(document_id: str, n: int) -> list[Chunk]:
+    return [Chunk(f"{document_id}-c{i}", f"{document_id}-p0", document_id, f"{document_id}.pdf", 1, f"chunk {i}")
+            for i in range(n)]
+
+
 def test_a_document_is_listed_and_its_parents_visible_only_once_ready(database):
     store = DocumentStore(database)
     store.begin(record("d1"))
@@ -27,7 +34,7 @@ def test_a_document_is_listed_and_its_parents_visible_only_once_ready(database):
     assert store.get("chat1", "d1").status == INDEXING
     assert [r.document_id for r in store.incomplete()] == ["d1"]
 
-    store.mark_ready("d1", parents_of("d1"), chunk_count=7)
+    store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 7))
     assert [(r.document_id, r.status, r.chunk_count) for r in store.list("chat1")] == [("d1", READY, 7)]
     assert store.incomplete() == []
     found = store.parents(["d1-p1", "d1-p0", "missing"])
@@ -39,7 +46,7 @@ def test_remove_deletes_the_parents_too_and_chats_are_separate(database):
     store = DocumentStore(database)
     for doc, chat in (("a", "chat1"), ("b", "chat2")):
         store.begin(record(doc, chat))
-        store.mark_ready(doc, parents_of(doc), chunk_count=1)
+        store.mark_ready(doc, parents_of(doc), chunks_of(doc, 1))
     assert store.get("chat1", "b") is None  # another chat's document is not reachable by id
     store.remove("a")
     assert store.parents(["a-p0"]) == {}
@@ -64,7 +71,7 @@ def test_beginning_a_document_whose_content_the_chat_holds_returns_that_one_and_
 def test_state_survives_reopening_and_many_threads_can_read(database, open_engine):
     first = DocumentStore(database)
     first.begin(record("d1"))
-    first.mark_ready("d1", parents_of("d1", 300), chunk_count=300)
+    first.mark_ready("d1", parents_of("d1", 300), chunks_of("d1", 300))
     reopened = DocumentStore(open_engine())
     ids = [f"d1-p{i}" for i in range(300)]
     results = []
@@ -80,7 +87,8 @@ def test_parents_keep_whether_their_text_came_from_ocr(database):
     store = DocumentStore(database)
     store.begin(record("scan"))
     store.mark_ready("scan", [Parent("scan-p0", "scan", "scan.pdf", 1, "typed"),
-                              Parent("scan-p1", "scan", "scan.pdf", 2, "read from the image", ocr=True)], 2)
+                              Parent("scan-p1", "scan", "scan.pdf", 2, "read from the image", ocr=True)],
+                     chunks_of("scan", 2))
 
     assert [p.ocr for p in store.chat_parents("chat1")] == [False, True]
     assert store.parents(["scan-p1"])["scan-p1"].ocr is True
@@ -90,12 +98,12 @@ def test_a_document_whose_parents_cannot_be_written_stays_indexing_with_none(dat
     """The parents and the 'ready' status are one transaction: a failure part-way leaves neither."""
     store = DocumentStore(database)
     store.begin(record("d1"))
-    store.mark_ready("d1", parents_of("d1"), chunk_count=2)
+    store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 2))
     store.begin(record("d2"))
     clashing = [*parents_of("d2"), parents_of("d1")[0]]  # the last parent's id is taken: the insert fails
 
     with pytest.raises(exc.IntegrityError):
-        store.mark_ready("d2", clashing, chunk_count=3)
+        store.mark_ready("d2", clashing, chunks_of("d2", 3))
 
     assert store.get("chat1", "d2").status == INDEXING
     assert [r.document_id for r in store.incomplete()] == ["d2"]
@@ -107,10 +115,38 @@ def test_removing_a_chat_removes_all_its_documents_and_counts_the_ready_ones(dat
     store = DocumentStore(database)
     for doc, chat in (("a", "chat1"), ("b", "chat1"), ("c", "chat2")):
         store.begin(record(doc, chat))
-        store.mark_ready(doc, parents_of(doc), chunk_count=1)
+        store.mark_ready(doc, parents_of(doc), chunks_of(doc, 1))
     store.begin(record("half", "chat1"))
 
     assert store.remove_chat("chat1") == 2
     assert store.get("chat1", "half") is None and store.list("chat1") == [] and store.parents(["a-p0"]) == {}
     assert [d.document_id for d in store.list("chat2")] == ["c"]
     assert store.remove_chat("chat1") == 0
+
+
+def test_a_document_still_indexing_that_nobody_is_storing_is_left_behind_until_it_is_ready(database):
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+
+    with store.left_behind(store.get("chat1", "d1")) as left:
+        assert left
+    with store.storing(["d1"]):
+        store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 2))
+    with store.left_behind(store.get("chat1", "d1")) as left:
+        assert not left
+
+
+def test_a_document_another_process_is_storing_is_left_behind_only_once_that_process_died(database):
+    """PostgreSQL: replicas share the database, and the storing process's advisory lock tells whether it lives."""
+    if database.dialect.name != "postgresql":
+        pytest.skip("one process uses a SQLite database: whatever is still indexing when it starts was left")
+    store = DocumentStore(database)
+    url = database.url.render_as_string(hide_password=False)
+
+    with process_storing(url, "chat1", "d1") as replica:
+        being_stored = store.get("chat1", "d1")
+        with store.left_behind(being_stored) as left:
+            assert not left
+        replica.kill()
+        replica.wait()
+        wait_for(lambda: left_behind_now(store, being_stored), "the server to see the storing process gone")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
-from backend.api.auth import user_default_chat_id
-from backend.api.deps import AnswererDep, ApiSettingsDep, ChatId, UserDep
+from backend.api.deps import AnswererDep, ChatId, UserDep
 from backend.api.schemas import (
     ChatRequest,
     ChatResponse,
@@ -31,11 +30,8 @@ _STREAM_DOC = {
 
 
 @router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 503))
-async def chat(body: ChatRequest, answerer: AnswererDep, api: ApiSettingsDep, user: UserDep) -> ChatResponse:
-    question = answerer.question(
-        body.message, chat_id=body.chat_id or user_default_chat_id(api.default_chat_id, user),
-        session_id=body.session_id, user=user,
-    )
+async def chat(body: ChatRequest, answerer: AnswererDep, user: UserDep) -> ChatResponse:
+    question = answerer.question(body.message, chat_id=body.chat_id, session_id=body.session_id, user=user)
     answered = await call_in_thread(lambda: answerer.answer(question))
     return ChatResponse.of(answered.answer, session_id=question.session_id, message_id=answered.message_id)
 

@@ -13,7 +13,6 @@ from typing import Annotated
 from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
-from backend.api.auth import user_default_chat_id
 from backend.api.deps import AnswererDep, ApiSettingsDep, UserDep
 from backend.api.openai_format import completion, completion_chunks, model_list
 from backend.api.schemas import ChatCompletionRequest, Id, error_responses
@@ -45,7 +44,7 @@ async def chat_completions(
     metadata = body.metadata or {}
     question = answerer.question(
         question_message.text(),
-        chat_id=x_axiom_chat_id or metadata.get("chat_id") or user_default_chat_id(api.default_chat_id, user),
+        chat_id=x_axiom_chat_id or metadata.get("chat_id"),
         session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
     )
     if body.stream:

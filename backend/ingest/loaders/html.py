@@ -9,7 +9,6 @@ saved article has a few thousand elements once scripts, styles and drawings are 
 from __future__ import annotations
 
 import codecs
-import copy
 import logging
 import re
 
@@ -53,25 +52,35 @@ def html_main_text(name: str, html: str | bytes) -> str:
     decoded as their XML declaration or meta tag says."""
     if isinstance(html, str):  # lxml refuses text that still declares the encoding of its bytes
         html = _XML_DECLARATION.sub("", html, count=1)
-    try:
-        tree = lxml.html.document_fromstring(html)
-    except etree.ParserError:  # nothing but comments or whitespace: browsers show an empty page
+    tree = _text_tree(html)
+    if tree is None:
         return ""
-    etree.strip_elements(tree, *_NOT_TEXT, with_tail=False)
     if sum(1 for _ in tree.iter()) > MAX_HTML_ELEMENTS:
         raise too_complex(
             name, f"has more than {MAX_HTML_ELEMENTS:,} HTML elements, too many to find its main text in good time"
         )
-    whole_page = copy.deepcopy(tree)  # trafilatura prunes the tree it is given
     title = " ".join(tree.xpath("string((//h1)[1])").split()) or " ".join(tree.xpath("string(//title)").split())
     extracted = trafilatura.extract(
         tree, output_format="markdown", include_tables=True, include_comments=False, favor_recall=True
     )
-    # A short page can fall below what trafilatura calls an article; its whole text is then what there is.
-    text = extracted or trafilatura.html2txt(whole_page) or ""
+    # A short page can fall below what trafilatura calls an article; its whole text is then what there is, read
+    # from the page parsed again (extract is not promised to leave the tree it is given whole): cheap for a short
+    # page, and no copy of every page for the rare one.
+    text = extracted or trafilatura.html2txt(_text_tree(html)) or ""
     # trafilatura can take a page's leading heading for its title and leave it out: a text that does not start
     # with a heading gets it back.
     return f"# {title}\n\n{text}" if text and title and not text.startswith("#") and title not in text else text
+
+
+def _text_tree(html: str | bytes) -> lxml.html.HtmlElement | None:
+    """The parsed page without what is never text to read; None for a page of nothing but comments or whitespace
+    (browsers show an empty page)."""
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except etree.ParserError:
+        return None
+    etree.strip_elements(tree, *_NOT_TEXT, with_tail=False)
+    return tree
 
 
 def _decode_html(name: str, data: bytes) -> str:

@@ -1,0 +1,40 @@
+"""Rolling back, while the other replicas run, what a dead one left half-stored (a shared database only).
+
+A background job's document is taken over by the worker that next claims the job (jobs.py). An upload indexed
+within its request has no job: the process storing it says so by holding its document's advisory lock
+(``DocumentStore.storing``), which PostgreSQL releases the moment that process's connection closes. So every
+replica sweeps every ``every_seconds`` (the jobs' lease: a dead replica's upload is recovered about as soon as
+its jobs are) and rolls back the documents still 'indexing' that nobody holds (``IngestionService.recover``).
+On SQLite one process uses the database and its start-up recovery is enough.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from backend.ingest.service import IngestionService
+from backend.stores.jobs import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class RecoverySweep:
+    def __init__(self, ingestion: IngestionService, jobs: JobStore, *, every_seconds: float) -> None:
+        self._ingestion = ingestion
+        self._jobs = jobs
+        self._every_seconds = every_seconds
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="axiom-recovery", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=self._every_seconds)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self._every_seconds):
+            try:
+                self._ingestion.recover(keep=set(self._jobs.unfinished_ids()))
+            except Exception:  # the database or the vector store is down: the next sweep tries again
+                log.warning("the recovery sweep failed; next in %.0f s", self._every_seconds, exc_info=True)

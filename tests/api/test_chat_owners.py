@@ -1,0 +1,93 @@
+"""Who owns a chat (backend/api/chats.py) on both engines: a chat is claimed by its first user, and a question in
+a chat already claimed reads its record once and writes nothing."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import Engine, event
+
+from backend.api.chats import Chats
+from backend.errors import NotFound
+from backend.ingest.jobs import IngestJobs
+from backend.stores.chats import ChatStore
+from backend.stores.documents import DocumentStore
+from backend.stores.jobs import JobStore
+from backend.stores.memory import MemoryStore
+from backend.stores.users import User
+
+ALICE = User(user_id="u-alice", name="alice")
+BOB = User(user_id="u-bob", name="bob")
+
+
+@pytest.fixture
+def chats(database: Engine) -> Chats:
+    # No ingestion service and no job workers: claiming only reads what the stores hold.
+    jobs = IngestJobs(None, JobStore(database), workers=0)
+    return Chats(ChatStore(database), DocumentStore(database), None, MemoryStore(database), jobs)
+
+
+@contextmanager
+def statements(database: Engine):
+    """The SQL statements run on ``database`` inside the block, first word upper-cased (SELECT, INSERT, …)."""
+    run: list[str] = []
+
+    def record(_connection, _cursor, statement, *_args) -> None:
+        run.append(statement.split(None, 1)[0].upper())
+
+    event.listen(database, "before_cursor_execute", record)
+    try:
+        yield run
+    finally:
+        event.remove(database, "before_cursor_execute", record)
+
+
+def test_a_new_chat_becomes_its_first_users(chats: Chats, database: Engine) -> None:
+    with statements(database) as run:
+        chats.claim("fresh", ALICE)
+
+    assert run.count("INSERT") == 1 and "UPDATE" not in run
+    assert [chat.id for chat in chats.list(ALICE)] == ["fresh"]
+    with pytest.raises(NotFound):
+        chats.claim("fresh", BOB)
+    assert chats.list(BOB) == []
+
+
+def test_a_question_in_ones_own_chat_reads_its_record_once_and_writes_nothing(
+    chats: Chats, database: Engine
+) -> None:
+    chats.claim("mine", ALICE)
+
+    with statements(database) as run:
+        chats.claim("mine", ALICE)
+
+    assert run == ["SELECT"]
+
+
+def test_another_users_chat_is_refused_after_one_read(chats: Chats, database: Engine) -> None:
+    chats.claim("alices", ALICE)
+
+    with statements(database) as run, pytest.raises(NotFound) as refused:
+        chats.claim("alices", BOB)
+
+    assert run == ["SELECT"]
+    assert refused.value.details == {"chat_id": "alices"}
+
+
+def test_a_chat_without_an_owner_is_nobodys_to_claim(chats: Chats, database: Engine) -> None:
+    ChatStore(database).rename("before-keys", "Made with keys off")
+    MemoryStore(database).add("conversation-only", "user", "Made with keys off too")
+
+    for chat_id in ("before-keys", "conversation-only"):
+        with pytest.raises(NotFound):
+            chats.claim(chat_id, ALICE)
+    assert ChatStore(database).get("before-keys").owner is None
+    assert ChatStore(database).get("conversation-only") is None
+
+
+def test_without_keys_nothing_is_claimed(chats: Chats, database: Engine) -> None:
+    with statements(database) as run:
+        chats.claim("open", None)
+
+    assert run == [] and ChatStore(database).get("open") is None
