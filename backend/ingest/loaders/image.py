@@ -33,7 +33,11 @@ def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
     finally:
         image.close()
     no_text = f"No text could be recognised in “{name}”. If it shows text, upload a sharper or larger image of it."
-    return [Page(page.number, page.text, ocr=True) for page in pages_or_no_text(name, texts, no_text)]
+    frame = "Frame {}" if len(texts) > 1 else ""  # a single image is cited as its one page
+    return [
+        Page(page.number, page.text, ocr=True, label=frame.format(page.number))
+        for page in pages_or_no_text(name, texts, no_text)
+    ]
 
 
 def count_image_pages(data: bytes) -> int:
