@@ -55,6 +55,9 @@ def test_a_scanned_pdf_is_recognised_and_marked_ocr(pdfs):
     (page,) = document.pages
     assert page.number == 1 and page.ocr
     assert LINN_PHRASE in _squashed(page.text)
+    # Its list's bullets, which Tesseract reads as "¢", "©" or "e", are bullets again.
+    assert "• Optional remote control." in page.text.splitlines()
+    assert not [line for line in page.text.splitlines() if line.startswith(("¢ ", "© ", "e "))]
 
 
 def test_a_mixed_pdf_recognises_only_the_pages_without_a_text_layer(pdfs):
