@@ -71,7 +71,7 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     for rank, passage in enumerate(result.relevant, start=1):
         preview = " ".join(passage.parent.text.split())[:200]
         recognised = ", recognised text" if passage.parent.ocr else ""
-        print(f"[{rank}] {passage.parent.filename} (page {passage.parent.page}{recognised}) "
+        print(f"[{rank}] {passage.parent.filename} ({passage.parent.cited_page}{recognised}) "
               f"score {passage.score:.3f}\n    {preview}")
     return 0
 
@@ -107,9 +107,9 @@ def _print_answer(events) -> int:
             result = event["result"]
             print(f"\n\n{result.answer}" if result.answer_kind in ("generated", "extractive") else "")
             for source in result.sources:
-                pages = ", ".join(str(p) for p in source["pages"])
+                pages = ", ".join(source["page_labels"])
                 numbers = ", ".join(str(n) for n in source["source_numbers"])
-                print(f"  [Source {numbers}] {source['filename']} (page {pages})")
+                print(f"  [Source {numbers}] {source['filename']} ({pages})")
             grounded = "grounded" if result.is_grounded else "NOT grounded"
             print(f"  ({result.answer_kind}, {grounded}, intent {result.intent}, {result.processing_time_ms} ms)",
                   file=sys.stderr)

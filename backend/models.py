@@ -14,6 +14,8 @@ class Page:
     number: int
     text: str
     ocr: bool = False
+    # How a citation names it: "Slide 12", "Sheet “Q3 sales”", a chapter's title, "Frame 2"; empty: "Page N".
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,12 @@ class Parent:
     page: int
     text: str
     ocr: bool = False  # its page's text was recognised (OCR)
+    label: str = ""  # its page's label (Page.label); empty without one, as in rows stored before labels
+
+    @property
+    def cited_page(self) -> str:
+        """How a citation names its page: the loader's label ("Slide 12"), else "Page N"."""
+        return self.label or f"Page {self.page}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +54,7 @@ class Chunk:
     page: int
     text: str
     ocr: bool = False  # its page's text was recognised (OCR)
+    label: str = ""  # its page's label (Page.label)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from backend.cli import _print_answer
 from backend.config import Settings
 from backend.stores.database import open_database
 from backend.stores.memory import MemoryStore
+from tests.support import documents
 
 AXIOM = str(Path(sys.executable).with_name("axiom"))
 NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
@@ -89,4 +92,29 @@ def test_search_finds_the_text_of_a_scan_and_says_it_was_recognised(tmp_path: Pa
     )
 
     assert run.returncode == 0, run.stderr[-2000:]
-    assert f"[1] {scan} (page 1, recognised text)" in run.stdout
+    assert f"[1] {scan} (Page 1, recognised text)" in run.stdout
+
+
+def test_search_cites_a_slide_as_a_slide(tmp_path: Path, make_services) -> None:
+    data_dir = tmp_path / "data"
+    make_services(data_dir).ingestion.ingest("decks", "deck.pptx", documents.deck())
+
+    run = subprocess.run(
+        [AXIOM, "search", "--chat", "decks", "Which species was counted in the survey?"],
+        env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)}, capture_output=True, text=True, timeout=600,
+        check=False,
+    )
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "deck.pptx (Slide 2)" in run.stdout
+
+
+def test_ask_prints_each_sources_page_labels(capsys) -> None:
+    source = {"filename": "book.xlsx", "pages": [1, 3], "page_labels": ["Sheet “Sales”", "Sheet “Notes”"],
+              "source_numbers": [1, 2]}
+    result = SimpleNamespace(answer="Sales rose [Source 1].", answer_kind="generated", sources=[source],
+                             is_grounded=True, intent="question", processing_time_ms=5)
+
+    assert _print_answer([{"type": "result", "result": result}]) == 0
+
+    assert "  [Source 1, 2] book.xlsx (Sheet “Sales”, Sheet “Notes”)" in capsys.readouterr().out

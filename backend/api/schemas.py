@@ -132,6 +132,10 @@ class SourcePassage(BaseModel):
     source_number: int
     parent_id: str
     page: int
+    page_label: str = Field(
+        description='How the page is cited: "Page 3", "Slide 3", "Sheet “Q3 sales”", an e-book chapter\'s title, '
+        '"Frame 2" of a multi-page TIFF',
+    )
     excerpt: str
     ocr: bool = Field(False, description="The passage's page was read by text recognition (OCR) from an image")
 
@@ -144,8 +148,10 @@ class Source(BaseModel):
     relevance_score: float
     content_preview: str
     page: int
+    page_label: str = Field(description="The label of `page` (see the passages' `page_label`)")
     document_id: str
     pages: list[int]
+    page_labels: list[str] = Field(description="The label of each of `pages`, in the same order")
     source_numbers: list[int]
     passages: list[SourcePassage]
     ocr: bool = Field(False, description="Some of its cited passages were read by text recognition (OCR)")

@@ -34,6 +34,7 @@ class ParentChildChunker:
                     page=page.number,
                     text=parent_text,
                     ocr=page.ocr,
+                    label=page.label,
                 )
                 parents.append(parent)
                 for child_index, child_text in enumerate(self._children.split_text(parent_text)):
@@ -46,6 +47,7 @@ class ParentChildChunker:
                             page=page.number,
                             text=child_text,
                             ocr=page.ocr,
+                            label=page.label,
                         )
                     )
         return parents, chunks

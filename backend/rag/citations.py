@@ -1,6 +1,6 @@
 """Numbered source blocks for the prompt, and the sources an answer actually cites.
 
-The model sees ``[Source N: file (page p)]`` blocks and is told to cite ``[Source N]``. Small models forget to
+The model sees ``[Source N: file (Page p)]`` blocks (or the page's label: "Slide 3") and is told to cite ``[Source N]``. Small models forget to
 cite, so a sentence without a citation gets the one source that supports it (if any). The caller receives only
 the cited sources, in order of first citation, one entry per document with its pages and passages.
 """
@@ -18,7 +18,7 @@ PREVIEW_CHARS = 200
 
 
 def source_label(number: int, passage: Passage) -> str:
-    return f"[Source {number}: {passage.parent.filename} (page {passage.parent.page})]"
+    return f"[Source {number}: {passage.parent.filename} ({passage.parent.cited_page})]"
 
 
 def _window_around(text: str, anchor: str, max_chars: int) -> str:
@@ -115,7 +115,9 @@ def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
             "document_id": parent.document_id,
             "filename": parent.filename,
             "page": parent.page,
+            "page_label": parent.cited_page,
             "pages": [],
+            "page_labels": [],
             "chunk_id": passage.best_chunk.chunk_id,
             "relevance_score": round(passage.score, 4),
             "content_preview": " ".join(passage.best_chunk.text.split())[:PREVIEW_CHARS],
@@ -125,6 +127,7 @@ def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
         })
         if parent.page not in entry["pages"]:
             entry["pages"].append(parent.page)
+            entry["page_labels"].append(parent.cited_page)
         entry["source_numbers"].append(number)
         entry["relevance_score"] = max(entry["relevance_score"], round(passage.score, 4))
         entry["ocr"] = entry["ocr"] or parent.ocr
@@ -132,6 +135,7 @@ def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
             "source_number": number,
             "parent_id": parent.parent_id,
             "page": parent.page,
+            "page_label": parent.cited_page,
             "excerpt": " ".join(passage.best_chunk.text.split()),
             "ocr": parent.ocr,
         })

@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 FILE_FORMAT = "axiom-bm25"
-FILE_VERSION = 2  # 2: a cache of the database's chunks, labelled with the chat's version
+FILE_VERSION = 3  # 2: a cache of the database's chunks, labelled with the chat's version; 3: with page labels
 _CHUNK_FIELDS = tuple(field.name for field in fields(Chunk))
 # What a chunk record of a version 1 file (the truth before the chunks table) may hold; ``ocr`` came late.
 _V1_FIELDS = ("chunk_id", "parent_id", "document_id", "filename", "page", "text", "ocr")

@@ -81,6 +81,7 @@ def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int | bool]:
         "page": chunk.page,
         "position": position,
         "ocr": chunk.ocr,
+        "label": chunk.label,
     }
 
 
@@ -93,6 +94,7 @@ def _chunk_from_record(text: str, metadata: dict[str, Any]) -> Chunk:
         page=int(metadata["page"]),
         text=text,
         ocr=bool(metadata.get("ocr", False)),  # absent in collections written before OCR
+        label=str(metadata.get("label", "")),  # absent in collections written before page labels
     )
 
 

@@ -31,12 +31,12 @@ READY = "ready"
 # What a Parent is made of: its own columns and its document's filename.
 _PARENT = (
     parent_table.c.parent_id, parent_table.c.document_id, documents.c.filename, parent_table.c.page,
-    parent_table.c.text, parent_table.c.ocr,
+    parent_table.c.text, parent_table.c.ocr, parent_table.c.label,
 )
 _PARENTS_WITH_DOCUMENTS = parent_table.join(documents)
 _CHUNK = (
     chunk_table.c.chunk_id, chunk_table.c.parent_id, chunk_table.c.document_id, documents.c.filename,
-    chunk_table.c.page, chunk_table.c.text, chunk_table.c.ocr,
+    chunk_table.c.page, chunk_table.c.text, chunk_table.c.ocr, chunk_table.c.label,
 )
 
 
@@ -109,13 +109,13 @@ class DocumentStore:
             if chunks:
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
-                     "page": c.page, "text": c.text, "ocr": c.ocr}
+                     "page": c.page, "text": c.text, "ocr": c.ocr, "label": c.label}
                     for seq, c in enumerate(chunks)
                 ])
             if parents:
                 db.execute(insert(parent_table), [
                     {"parent_id": p.parent_id, "document_id": document_id, "seq": seq, "page": p.page,
-                     "text": p.text, "ocr": p.ocr}
+                     "text": p.text, "ocr": p.ocr, "label": p.label}
                     for seq, p in enumerate(parents)
                 ])
             db.execute(
@@ -160,7 +160,7 @@ class DocumentStore:
                     continue
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
-                     "page": c.page, "text": c.text, "ocr": c.ocr}
+                     "page": c.page, "text": c.text, "ocr": c.ocr, "label": c.label}
                     for seq, c in enumerate(its_chunks)
                 ])
                 _bump_version(db, ready)

@@ -128,6 +128,7 @@ parents = Table(
     Column("page", Integer, nullable=False),
     Column("text", Text, nullable=False),
     Column("ocr", Boolean, nullable=False, server_default=false()),  # the text was read from an image by OCR
+    Column("label", Text, nullable=False, server_default=""),  # how citations name its page; "": "Page N"
     Index("parents_document", "document_id", "seq"),
 )
 
@@ -143,6 +144,7 @@ chunks = Table(
     Column("page", Integer, nullable=False),
     Column("text", Text, nullable=False),
     Column("ocr", Boolean, nullable=False, server_default=false()),  # the text was read from an image by OCR
+    Column("label", Text, nullable=False, server_default=""),  # how citations name its page; "": "Page N"
     Index("chunks_document", "document_id", "seq"),
 )
 

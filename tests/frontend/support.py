@@ -114,5 +114,5 @@ def open_passage(page: Page, chip) -> tuple[str, int, str]:
     excerpt = dialog.locator("#passage-excerpt").inner_text()
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
-    filename, page_number = re.fullmatch(r"(.+) — page (\d+)(?: · recognised text)?", title).groups()
+    filename, page_number = re.fullmatch(r"(.+) — Page (\d+)(?: · recognised text)?", title).groups()
     return filename, int(page_number), excerpt

@@ -377,7 +377,7 @@ def test_a_scanned_pdf_is_read_and_its_citation_says_the_text_was_recognised(pag
     for index in range(chips.count()):
         chips.nth(index).click()
         dialog = page.locator("#passage-dialog")
-        expect(dialog.locator("#passage-title")).to_have_text(f"{scan} — page 1 · recognised text")
+        expect(dialog.locator("#passage-title")).to_have_text(f"{scan} — Page 1 · recognised text")
         if index == 0:
             page.screenshot(path=screenshot_dir / "recognised-text-passage.png")
         page.keyboard.press("Escape")

@@ -54,3 +54,12 @@ def test_a_recognised_page_marks_its_parents_and_chunks():
 
     assert {(p.page, p.ocr) for p in parents} == {(1, False), (2, True)}
     assert {(c.page, c.ocr) for c in chunks} == {(1, False), (2, True)}
+
+
+def test_parents_and_chunks_carry_their_pages_label_and_are_cited_by_it():
+    pages = (Page(1, SENTENCE * 50, label="Slide 1"), Page(2, SENTENCE * 50))
+    parents, chunks = chunker().chunk(LoadedDocument("deck.pptx", "pptx", pages), "d1")
+
+    assert {(p.page, p.label) for p in parents} == {(1, "Slide 1"), (2, "")}
+    assert {(c.page, c.label) for c in chunks} == {(1, "Slide 1"), (2, "")}
+    assert {p.cited_page for p in parents} == {"Slide 1", "Page 2"}  # a page without a label is "Page N"

@@ -58,6 +58,12 @@ def test_pptx_slides_are_pages_with_title_body_tables_groups_and_speaker_notes()
     }
 
 
+def test_pptx_slides_are_cited_as_slides() -> None:
+    document = load_document("deck.pptx", documents.deck())
+
+    assert [(page.number, page.label) for page in document.pages] == [(1, "Slide 1"), (2, "Slide 2"), (4, "Slide 4")]
+
+
 def test_pptx_without_text_is_no_text() -> None:
     presentation = pptx.Presentation()
     presentation.slides.add_slide(presentation.slide_layouts[6])
@@ -110,6 +116,12 @@ def test_xlsx_sheets_are_pages_of_rows_labelled_by_their_headers() -> None:
     assert lines[1] == "Region: Region 1; Quarter: Q1; Revenue: 1002; Day: 2024-01-03; Doubled: 2004"
     assert len(lines) == 301 and "Uncalculated" not in texts[1] and "=" not in texts[1]
     assert texts[3] == "Sheet: Notes\nAxolotls are amphibians that keep their gills."
+
+
+def test_xlsx_sheets_are_cited_by_their_names() -> None:
+    document = load_document("book.xlsx", documents.workbook())
+
+    assert [(page.number, page.label) for page in document.pages] == [(1, "Sheet “Sales”"), (3, "Sheet “Notes”")]
 
 
 def test_every_chunk_of_a_sheet_says_what_its_values_are() -> None:
@@ -342,6 +354,41 @@ def test_epub_chapters_are_pages_in_reading_order() -> None:
         1: f"# Chapter one\n\n{story.strip()}",
         3: f"# Chapter two\n\nThey regrow limbs within weeks.\n\n{story.strip()}",
     }
+
+
+@pytest.mark.parametrize("toc_format", ["nav", "ncx"])
+def test_epub_chapters_are_cited_by_their_titles_in_the_table_of_contents(toc_format: str) -> None:
+    book = documents.epub(
+        {
+            "cover.xhtml": "<p>The Axolotl Book, by a keeper of salamanders</p>",
+            "one.xhtml": "<p>Axolotls keep their gills.</p>",
+            "one-continued.xhtml": "<p>They regrow limbs within weeks.</p>",
+            "two.xhtml": "<p>They live in Lake Xochimilco.</p>",
+        },
+        toc={"one.xhtml": "1. Larvae  for\n life", "two.xhtml": "2. Home"},
+        toc_format=toc_format,
+    )
+
+    document = load_document("book.epub", book)
+
+    # Before the first entry, a chapter is numbered; a file the table leaves out continues the one before it.
+    assert [page.label for page in document.pages] == ["Chapter 1", "1. Larvae for life", "1. Larvae for life",
+                                                       "2. Home"]
+
+
+def test_epub_chapters_without_a_table_of_contents_are_numbered() -> None:
+    book = documents.epub({"one.xhtml": "<p>Axolotls keep their gills.</p>", "two.xhtml": "<p>Lake.</p>"})
+
+    assert [page.label for page in load_document("book.epub", book).pages] == ["Chapter 1", "Chapter 2"]
+
+
+def test_an_epub_whose_table_of_contents_is_missing_still_reads() -> None:
+    book = documents.epub({"one.xhtml": "<p>Axolotls keep their gills.</p>"}, toc={"one.xhtml": "One"})
+    broken = documents.replace_part(book, "OEBPS/content.opf", lambda xml: xml.replace('"nav.xhtml"', '"gone.xhtml"'))
+
+    (page,) = load_document("book.epub", broken).pages
+
+    assert "Axolotls keep their gills." in page.text and page.label == "Chapter 1"
 
 
 def test_epub_of_another_kind_is_unsupported() -> None:

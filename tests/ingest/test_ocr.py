@@ -55,6 +55,9 @@ def test_a_scanned_pdf_is_recognised_and_marked_ocr(pdfs):
     (page,) = document.pages
     assert page.number == 1 and page.ocr
     assert LINN_PHRASE in _squashed(page.text)
+    # Its list's bullets, which Tesseract reads as "¢", "©" or "e", are bullets again.
+    assert "• Optional remote control." in page.text.splitlines()
+    assert not [line for line in page.text.splitlines() if line.startswith(("¢ ", "© ", "e "))]
 
 
 def test_a_mixed_pdf_recognises_only_the_pages_without_a_text_layer(pdfs):
@@ -105,7 +108,7 @@ def test_an_image_of_a_page_is_recognised(pdfs, filename, image_format, options)
 
     assert document.file_type == "image" and document.filename == filename
     (page,) = document.pages
-    assert page.number == 1 and page.ocr
+    assert page.number == 1 and page.ocr and page.label == ""  # cited as "Page 1"
     assert HUCK_FINN_PHRASE in page.text
 
 
@@ -122,7 +125,7 @@ def test_each_frame_of_a_multipage_tiff_is_a_page(pdfs):
 
     document = load_document("fax.tif", data, on_page=lambda *done: reported.append(done))
 
-    assert [page.number for page in document.pages] == [1, 2]
+    assert [(page.number, page.label) for page in document.pages] == [(1, "Frame 1"), (2, "Frame 2")]
     assert HUCK_FINN_PHRASE in document.pages[0].text
     assert "LinnSequencer" in document.pages[1].text
     assert reported == [(0, 2), (1, 2), (2, 2)]

@@ -143,7 +143,7 @@ def test_a_grounded_answer_is_cited_and_remembered(chat):
     assert result.answer_kind == "generated" and result.is_grounded and result.iterations == 1
     assert [s["filename"] for s in result.sources] == ["care.txt"]
     assert result.sources[0]["source_numbers"] == [1] and result.sources[0]["page"] == 1
-    assert "[Source 1: care.txt (page 1)]" in llm.prompts[0][-1]["content"]
+    assert "[Source 1: care.txt (Page 1)]" in llm.prompts[0][-1]["content"]
     assert [e["stage"] for e in events if e["type"] == "status"] == ["retrieving", "generating", "checking"]
     # Evidence first: the passages and the quotes arrive before the model writes a word.
     kinds = [e["type"] for e in events]

@@ -77,7 +77,7 @@ def test_context_is_numbered_and_fits_the_budget():
     long = [passage(i, f"Sentence {i}. " + "filler words here " * 300) for i in range(5)]
     context, used = build_context(long, lambda text: len(text) // 4, budget_tokens=600)
     assert len(context) // 4 <= 600
-    assert context.startswith("[Source 1: a.pdf (page 1)]") and "[Source 2: a.pdf (page 1)]" in context
+    assert context.startswith("[Source 1: a.pdf (Page 1)]") and "[Source 2: a.pdf (Page 1)]" in context
     assert used == long[: len(used)] and len(used) >= 3  # shares, not the first passage alone
 
 

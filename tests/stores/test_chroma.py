@@ -6,6 +6,7 @@ what is under test is storage, isolation and ranking, not the embedding model.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,20 @@ def test_query_ranks_by_cosine_similarity_best_first(store: ChromaStore):
     assert ids_of(hits) == [chunks[1].chunk_id, chunks[3].chunk_id, chunks[0].chunk_id, chunks[2].chunk_id]
     assert [hit.score for hit in hits] == pytest.approx([0.9, 0.5, 0.1, -0.3], abs=1e-4)
     assert hits[0].chunk == chunks[1]  # every field survives the round trip
+
+
+def test_a_chunks_page_label_survives_and_one_stored_before_labels_has_none(backend: Backend, store: ChromaStore):
+    labelled, unlabelled = document_chunks("deck", "deck.pptx", 2)
+    labelled = dataclasses.replace(labelled, label="Slide 1")
+    store.add("alpha", [labelled, unlabelled], unit_vectors(2, seed=3))
+    with backend.raw_client() as client:  # as a release before labels wrote it: no "label" in its metadata
+        collection = client.get_collection(collection_name("alpha"))
+        metadata = collection.get(ids=[unlabelled.chunk_id])["metadatas"][0]
+        collection.update(ids=[unlabelled.chunk_id], metadatas=[{**metadata, "label": None}])
+        assert "label" not in collection.get(ids=[unlabelled.chunk_id])["metadatas"][0]
+
+    assert store.get_chunks("alpha") == [labelled, unlabelled]
+    assert unlabelled.label == ""
 
 
 def test_query_returns_at_most_k_and_k_beyond_the_count_returns_everything(store: ChromaStore):

@@ -9,13 +9,15 @@ import threading
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from pydantic import ValidationError
-from sqlalchemy import Engine, func, inspect, select, text
+from sqlalchemy import Engine, func, insert, inspect, select, text
 
 from backend.config import Settings
-from backend.models import Parent
+from backend.models import Chunk, Parent
 from backend.stores.chats import ChatRecord, ChatStore
 from backend.stores.database import (
     SQLITE_FILE,
@@ -25,7 +27,7 @@ from backend.stores.database import (
     migrate,
     open_database,
 )
-from backend.stores.documents import INDEXING, READY, DocumentStore
+from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.schema import metadata
@@ -232,4 +234,51 @@ def test_documents_from_before_ocr_are_upgraded_as_read_from_a_text_layer(databa
 
     engine = open_database(database_settings)
     assert DocumentStore(engine).chat_parents("older") == [Parent("d1-p0", "d1", "report.pdf", 1, "stored before OCR")]
+    engine.dispose()
+
+
+def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_the_upgrade(
+    database_settings: Settings,
+) -> None:
+    """A database at revision 0002 (before labels) with a ready document: the upgrade keeps its rows, which read
+    back without a label (cited "Page N"), and new rows keep theirs."""
+    engine = create_database_engine(database_url(database_settings))
+    config = Config()
+    config.set_main_option("script_location", "backend:migrations")
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+        tables = metadata.tables
+        connection.execute(insert(tables["documents"]).values(
+            document_id="d1", chat_id="c", filename="report.pdf", sha256="aa", file_type="pdf", size_bytes=1,
+            page_count=2, chunk_count=1, status=READY, created_at=1.0,
+        ))
+        # Only the columns revision 0002 has.
+        connection.execute(text(
+            "INSERT INTO parents (parent_id, document_id, seq, page, text) VALUES ('d1-p0', 'd1', 0, 2, 'old')"
+        ))
+        connection.execute(text(
+            "INSERT INTO chunks (chunk_id, document_id, seq, parent_id, page, text) "
+            "VALUES ('d1-p0-c0', 'd1', 0, 'd1-p0', 2, 'old')"
+        ))
+
+    migrate(engine)
+    store = DocumentStore(engine)
+
+    (parent,) = store.chat_parents("c")
+    assert parent == Parent("d1-p0", "d1", "report.pdf", 2, "old") and parent.cited_page == "Page 2"
+    assert store.chunks("c") == [Chunk("d1-p0-c0", "d1-p0", "d1", "report.pdf", 2, "old")]
+    store.begin(new_record(document_id="d2", chat_id="c", filename="deck.pptx", sha256="bb", file_type="pptx",
+                           size_bytes=1, page_count=1))
+    slide = Parent("d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")
+    store.mark_ready("d2", [slide], 1, [Chunk("d2-p0-c0", "d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")])
+    assert store.parents(["d2-p0"])["d2-p0"].cited_page == "Slide 3"
+    assert store.chunks("c")[-1].label == "Slide 3"
+
+    with engine.begin() as connection:  # and back down: the columns go, the rows stay
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0002")
+    assert "label" not in {column["name"] for column in inspect(engine).get_columns("parents")}
+    with engine.connect() as db:
+        assert db.execute(text("SELECT COUNT(*) FROM chunks")).scalar_one() == 2
     engine.dispose()

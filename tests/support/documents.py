@@ -72,12 +72,15 @@ WEB_PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>Axolotl f
 </article></main><footer>Copyright 2024 FOOTERNOISE</footer></body></html>"""
 
 
-def epub(chapters: dict[str, str]) -> bytes:
-    """An EPUB 3 whose spine lists ``chapters`` (file name → body HTML) in order, with a cover image beside them."""
+def epub(chapters: dict[str, str], toc: dict[str, str] | None = None, toc_format: str = "nav") -> bytes:
+    """An EPUB 3 whose spine lists ``chapters`` (file name → body HTML) in order, with a cover image beside them;
+    ``toc`` (file name → title) adds a table of contents as a navigation document ("nav") or an NCX ("ncx")."""
     manifest = "".join(
         f'<item id="c{index}" href="text/{file}" media-type="application/xhtml+xml"/>'
         for index, file in enumerate(chapters)
     )
+    toc_parts = _epub_toc(toc, toc_format) if toc else {}
+    manifest += "".join(item for item, _ in toc_parts.values())
     spine = "".join(f'<itemref idref="c{index}"/>' for index in range(len(chapters)))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -95,6 +98,8 @@ def epub(chapters: dict[str, str]) -> bytes:
             f"<spine>{spine}</spine></package>",
         )
         archive.writestr("OEBPS/cover.png", b"\x89PNG\r\n\x1a\n")
+        for path, (_, content) in toc_parts.items():
+            archive.writestr(f"OEBPS/{path}", content)
         for file, body in chapters.items():
             archive.writestr(
                 f"OEBPS/text/{file}",
@@ -102,6 +107,25 @@ def epub(chapters: dict[str, str]) -> bytes:
                 f"{file}</title></head><body>{body}</body></html>",
             )
     return buffer.getvalue()
+
+
+def _epub_toc(toc: dict[str, str], toc_format: str) -> dict[str, tuple[str, str]]:
+    """The table of contents' part: its path → (its manifest item, its content)."""
+    if toc_format == "ncx":
+        points = "".join(
+            f'<navPoint id="n{index}"><navLabel><text>{title}</text></navLabel><content src="text/{file}"/></navPoint>'
+            for index, (file, title) in enumerate(toc.items())
+        )
+        content = f'<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1"><navMap>{points}</navMap></ncx>'
+        return {"toc.ncx": ('<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>', content)}
+    links = "".join(f'<li><a href="text/{file}#start">{title}</a></li>' for file, title in toc.items())
+    content = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml" '
+        'xmlns:epub="http://www.idpf.org/2007/ops"><body><nav epub:type="landmarks"><ol><li><a href="cover.png">'
+        f'Cover</a></li></ol></nav><nav epub:type="toc"><ol>{links}</ol></nav></body></html>'
+    )
+    return {"nav.xhtml": ('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>',
+                          content)}
 
 
 def replace_part(data: bytes, part: str, change) -> bytes:

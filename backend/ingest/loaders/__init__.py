@@ -23,6 +23,9 @@ Scanned PDF pages and images are read by text recognition (ocr.py); their pages 
 PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
 its "pages" are the stretches between explicit page breaks and page-starting section breaks. A PPTX slide, an
 XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
+
+Citations name a page by its label where a loader gives one: "Slide 3", "Sheet “Q3 sales”", an EPUB chapter's title
+from the book's table of contents, a TIFF's "Frame 2"; other pages are "Page N".
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
-from backend.ingest.loaders.text import corrupt, pages_or_no_text
+from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
 from backend.models import Page
 
 IMAGE_FORMATS = ["PNG", "JPEG", "TIFF", "WEBP"]
@@ -33,7 +33,9 @@ def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
     finally:
         image.close()
     no_text = f"No text could be recognised in “{name}”. If it shows text, upload a sharper or larger image of it."
-    return [Page(page.number, page.text, ocr=True) for page in pages_or_no_text(name, texts, no_text)]
+    pages = [Page(page.number, page.text, ocr=True) for page in pages_or_no_text(name, texts, no_text)]
+    # A multi-page TIFF's frames are cited as frames; a single image as its page.
+    return labelled(pages, lambda number: f"Frame {number}") if len(texts) > 1 else pages
 
 
 def count_image_pages(data: bytes) -> int:

@@ -16,6 +16,7 @@ import csv
 import io
 import math
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -34,6 +35,10 @@ PageProgress = Callable[[int, int], None]
 # Between the junk pages (31-42) and the text pages (93-95) of the shared scans; the lowest text page
 # measured, 65, is a test pattern of a few large words ("9000x9000 pixels at 300 DPI").
 _MIN_MEAN_CONFIDENCE = 55.0
+
+# A list item as Tesseract reads its bullet: the glyph at a line's start, a space, then a capital letter.
+_BULLET_LOOKALIKE = re.compile(r"^[^\S\n]*[¢©e•][^\S\n]+(?=[A-ZÀ-ÖØ-Þ])", re.MULTILINE)
+_MIN_LIST_ITEMS = 2
 
 _INSTALL_HINT = "scripts/install-tesseract.sh, or on Debian and Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng"
 
@@ -86,7 +91,9 @@ class Recogniser:
         self._done += 1
         self._report()
         confidences = _word_confidences(words)
-        return text if confidences and statistics.mean(confidences) >= _MIN_MEAN_CONFIDENCE else ""
+        if not confidences or statistics.mean(confidences) < _MIN_MEAN_CONFIDENCE:
+            return ""
+        return restore_bullets(text)
 
     def _tesseract(self, image: Image.Image) -> tuple[str, str]:
         """The page's text, and its words with their confidences (Tesseract's TSV), from one run."""
@@ -126,6 +133,15 @@ class Recogniser:
     def _report(self) -> None:
         if self._on_page is not None:
             self._on_page(self._done, self._total)
+
+
+def restore_bullets(text: str) -> str:
+    """Bullets Tesseract misread, restored: a line starting "¢ ", "© " or "e " before a capitalised word is a list
+    item (the shared brochure scan reads its "•" so 22 times), but only where at least two lines of the page start
+    so (or with a real "•"): a lone "© Springer Nature" is a copyright line and "e Roma" Italian for "and Rome"."""
+    if len(_BULLET_LOOKALIKE.findall(text)) < _MIN_LIST_ITEMS:
+        return text
+    return _BULLET_LOOKALIKE.sub("• ", text)
 
 
 def _word_confidences(tsv: str) -> list[float]:

@@ -14,7 +14,7 @@ from pptx.slide import Slide
 
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, pages_or_no_text
+from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
 from backend.models import Page
 
 _KIND = "PowerPoint presentation"
@@ -35,7 +35,7 @@ def load_pptx(name: str, data: bytes) -> list[Page]:
         texts = [_slide_text(slide) for slide in pptx.Presentation(io.BytesIO(data)).slides]
     except Exception as error:  # python-pptx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return pages_or_no_text(name, texts)
+    return labelled(pages_or_no_text(name, texts), lambda number: f"Slide {number}")
 
 
 def _slide_text(slide: Slide) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from backend.errors import UnreadableDocument
 from backend.models import Page
@@ -52,6 +53,11 @@ def pages_or_no_text(
             message or f"“{name}” contains no text (text inside images is not read).", reason=reason, filename=name
         )
     return pages
+
+
+def labelled(pages: Iterable[Page], label_of: Callable[[int], str]) -> list[Page]:
+    """The pages, each labelled for citations by ``label_of(its number)`` ("Slide 3")."""
+    return [dataclasses.replace(page, label=label_of(page.number)) for page in pages]
 
 
 def corrupt(name: str, kind: str) -> UnreadableDocument:

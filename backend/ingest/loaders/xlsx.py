@@ -23,7 +23,7 @@ from backend.ingest.loaders.package import (
     too_complex,
 )
 from backend.ingest.loaders.sheet_text import MAX_FILLED_CELLS, CellBudget, sheet_text
-from backend.ingest.loaders.text import corrupt, pages_or_no_text
+from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
 from backend.models import Page
 
 _KIND = "spreadsheet"
@@ -51,15 +51,17 @@ def load_xlsx(name: str, data: bytes) -> list[Page]:
     except Exception as error:  # openpyxl and its XML parsers raise many types for a damaged package
         raise corrupt(name, _KIND) from error
     budget = CellBudget(name)
+    titles = workbook.sheetnames
     try:
-        texts = [_sheet_text(workbook[title], budget) for title in workbook.sheetnames]
+        texts = [_sheet_text(workbook[title], budget) for title in titles]
     except AxiomError:
         raise
     except Exception as error:
         raise corrupt(name, _KIND) from error
     finally:
         workbook.close()
-    return pages_or_no_text(name, texts, f"“{name}” contains no text: its sheets are empty.")
+    pages = pages_or_no_text(name, texts, f"“{name}” contains no text: its sheets are empty.")
+    return labelled(pages, lambda number: f"Sheet “{titles[number - 1]}”")
 
 
 def _sheet_text(sheet, budget: CellBudget) -> str:

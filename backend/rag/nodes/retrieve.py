@@ -85,6 +85,6 @@ def gather_for_summary(state: RAGState, deps: RAGDeps) -> RAGState:
                     "processing_steps": ["summarize:model busy, first passage of each part"]}
         first = group[0]
         summaries.append(_as_passage(Parent(f"{first.parent_id}-summary", first.document_id, first.filename,
-                                            first.page, summary.strip())))
+                                            first.page, summary.strip(), label=first.label)))
     return {"collection_empty": False, "relevant_documents": summaries, "retrieved_documents": summaries,
             "processing_steps": [f"summarize:map-reduce over {len(groups)} of {len(parents)} parents"]}

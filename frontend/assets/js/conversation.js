@@ -1,6 +1,6 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
-import { citedPassage, passageOrigin } from "./citations.js";
+import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { answerMark } from "./marks.js";
@@ -22,8 +22,8 @@ function citationChip(sources, number) {
   const passage = citedPassage(sources, number);
   return el("button", {
     type: "button", class: "cite", dataset: { source: number }, disabled: !passage,
-    "aria-label": passage ? `Source ${number}: ${passage.filename}, page ${passage.page}` : `Source ${number}`,
-    title: passage ? `${passage.filename}, page ${passage.page}` : null,
+    "aria-label": passage ? `Source ${number}: ${passage.filename}, ${passage.label}` : `Source ${number}`,
+    title: passage ? `${passage.filename}, ${passage.label}` : null,
     onclick: () => openPassage(sources, number),
   }, String(number));
 }
@@ -115,7 +115,7 @@ class AnswerView {
       el("button", {
         type: "button", class: "source-chip", dataset: { source: passage.source_number },
         onclick: () => openPassage(sources, passage.source_number),
-      }, `${passage.source_number} · ${source.filename} · p. ${passage.page}`))));
+      }, `${passage.source_number} · ${source.filename} · ${pageLabel(passage)}`))));
     // Passages listed with a not-found answer are the closest found, not its sources.
     const label = done.answer_kind === "not_found" ? "Closest passages, not an answer" : "Sources";
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
