@@ -1,0 +1,122 @@
+"""The groundedness checker: the steps of the package docstring in order, and the verifier's say on a paraphrase."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
+from backend.rag.grounding.llm_verdict import LLMVerdict, parse_llm_verdict
+from backend.rag.grounding.sentences import answer_claims
+from backend.rag.grounding.support import (
+    ANCHOR_AT,
+    SUPPORT_AT,
+    anchor_terms,
+    claim_support,
+    describe,
+    source_places,
+)
+from backend.rag.text_terms import analyse, english_stemmer
+
+log = logging.getLogger(__name__)
+
+Verifier = Callable[[str, Sequence[str]], str]
+Method = Literal["fast", "llm", "claims"]
+
+
+@dataclass(frozen=True, slots=True)
+class GroundednessVerdict:
+    is_grounded: bool
+    score: float
+    fast_score: float
+    method: Method
+    issues: list[str] = field(default_factory=list)
+    unsupported_sentences: list[str] = field(default_factory=list)
+
+
+class GroundednessChecker:
+    """Decides whether an answer is grounded in its sources (see the module docstring for the steps).
+
+    ``verifier`` takes (answer, sources) and returns a capable LLM's raw reply to ``format_check_prompt``;
+    leave it None when only a small LLM is configured.
+    """
+
+    def __init__(
+        self,
+        verifier: Verifier | None = None,
+        ungrounded_below: float = 0.3,
+        support_at: float = SUPPORT_AT,
+        anchor_at: float = ANCHOR_AT,
+    ) -> None:
+        if not all(0 <= share <= 1 for share in (ungrounded_below, support_at, anchor_at)):
+            raise ValueError("need ungrounded_below, support_at and anchor_at in [0, 1]")
+        self._verifier = verifier
+        self._ungrounded_below = ungrounded_below
+        self._support_at = support_at
+        self._anchor_at = anchor_at
+
+    def check(
+        self, answer: str, sources: Sequence[str], question: str | None = None,
+        rewritten_question: str | None = None,
+    ) -> GroundednessVerdict:
+        """``question`` is what the user asked and ``rewritten_question`` its rewrite for retrieval, if any:
+        the words of either are given, not new."""
+        stemmer = english_stemmer()
+        analysed_sources = [analyse(source, stemmer) for source in sources]
+        asked = read_question(question, rewritten_question, stemmer)
+        parts = parts_to_check(answer_claims(answer, stemmer), asked)
+        if parts is None:
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=0.0, method="claims",
+                issues=["the answer only restates the question: it names nothing the question did not"],
+            )
+        overlap = new_part_overlap(parts, analysed_sources)
+        if not parts:
+            return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
+        source_stems = frozenset().union(*(s.stems for s in analysed_sources))
+        if overlap < self._ungrounded_below:
+            missing = {t.stem: t.surface for part in parts for t in part.checked if t.stem not in source_stems}
+            return GroundednessVerdict(
+                is_grounded=False, score=overlap, fast_score=overlap, method="fast",
+                issues=[f"most of what the answer adds is not in the sources; missing: {', '.join(missing.values())}"],
+            )
+        places = source_places(sources, stemmer)
+        checked = [
+            claim_support(part, places, *anchor_terms(part, asked, source_stems, self._anchor_at), self._support_at)
+            for part in parts
+        ]
+        unsupported = [s for s in checked if not s.supported]
+        if unsupported and self._verifier is not None and not any(s.hard for s in unsupported):
+            verdict = self._ask_verifier(answer, sources)
+            if verdict is not None:
+                return _verdict_from_llm(verdict, overlap)
+        return GroundednessVerdict(
+            is_grounded=not unsupported,
+            score=1 - len(unsupported) / len(checked),
+            fast_score=overlap,
+            method="claims",
+            issues=[describe(s) for s in unsupported],
+            unsupported_sentences=[s.sentence for s in unsupported],
+        )
+
+    def _ask_verifier(self, answer: str, sources: Sequence[str]) -> LLMVerdict | None:
+        try:
+            verdict = parse_llm_verdict(self._verifier(answer, sources))
+        except Exception:  # any LLM failure (timeout, server down, bad reply) falls back to the claim check
+            log.warning("groundedness verifier failed; using the claim check", exc_info=True)
+            return None
+        if not verdict.usable:
+            log.warning("groundedness verifier reply had no verdict; using the claim check")
+            return None
+        return verdict
+
+
+def _verdict_from_llm(verdict: LLMVerdict, overlap_score: float) -> GroundednessVerdict:
+    """A usable verifier reply as a verdict; with no explicit GROUNDED field, a score of 0.5 or more counts."""
+    score = verdict.score if verdict.score is not None else float(bool(verdict.grounded))
+    grounded = verdict.grounded if verdict.grounded is not None else score >= 0.5
+    return GroundednessVerdict(
+        is_grounded=grounded, score=score, fast_score=overlap_score, method="llm", issues=list(verdict.issues)
+    )
