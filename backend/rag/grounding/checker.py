@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
+from backend.rag.grounding.comparison import picks_the_right_option
 from backend.rag.grounding.llm_verdict import LLMVerdict, parse_llm_verdict
 from backend.rag.grounding.sentences import answer_claims
 from backend.rag.grounding.support import (
@@ -83,6 +84,17 @@ class GroundednessChecker:
                 issues=[f"most of what the answer adds is not in the sources; missing: {', '.join(missing.values())}"],
             )
         places = source_places(sources, stemmer)
+        if asked.form == "choice" and question:
+            right_pick = picks_the_right_option(question, [t for part in parts for t in part.checked], places)
+            if right_pick is False:
+                return GroundednessVerdict(
+                    is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                    issues=["the sources' years make the other option the answer"],
+                )
+            if right_pick:  # the pick is decided; what else the answer says is checked as usual
+                parts = [p for p in parts if not {t.stem for t in p.checked} <= asked.counts.keys()]
+                if not parts:
+                    return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
         checked = [
             claim_support(part, places, *anchor_terms(part, asked, source_stems, self._anchor_at), self._support_at)
             for part in parts

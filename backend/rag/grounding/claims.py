@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import Stemmer
 
+from backend.rag.grounding.names import answer_name, name_runs
 from backend.rag.grounding.sentences import FRAMING_STEMS, answer_claims
 from backend.rag.question_terms import QuestionForm, key_term_counts, question_form
 from backend.rag.text_terms import AnalysedText, Term, analyse, english_stemmer
@@ -28,14 +29,16 @@ class Question:
     counts: Counter[str]
     form: QuestionForm | None  # None: no question was given
     negated: bool
+    analysed: tuple[AnalysedText, ...] = ()  # the question and its rewrite: the names they write
 
 
 def read_question(question: str | None, rewritten: str | None, stemmer: Stemmer.Stemmer) -> Question:
-    asked = [q for q in (question, rewritten) if q]
+    analysed = tuple(analyse(q, stemmer) for q in (question, rewritten) if q)
     return Question(
-        key_term_counts(*asked),
+        key_term_counts(question, rewritten),
         question_form(question) if question else None,
-        any(analyse(q, stemmer).negated for q in asked),
+        any(a.negated for a in analysed),
+        analysed,
     )
 
 
@@ -48,6 +51,7 @@ class Claim:
     given: frozenset[str]  # the question's terms the sentence repeats: where it says its new part applies
     new_negation: bool  # the sentence negates and the question does not
     trigrams: frozenset[tuple[str, str, str]]
+    names: tuple[tuple[str, ...], ...] = ()  # the sentence's names holding a checked term, as stems in order
 
     @property
     def says_something(self) -> bool:
@@ -69,6 +73,7 @@ def _new_part(sentence: str, claim: AnalysedText, question: Question) -> Claim:
         claim.negated and not question.negated,
         # A trigram is new when it holds a new word; one made of the question's words is the question.
         frozenset(tri for tri in claim.trigrams if new_stems.intersection(tri)),
+        _names_holding(sentence, new_stems, question),
     )
 
 
@@ -76,7 +81,17 @@ def _as_pick(sentence: str, claim: AnalysedText, question: Question) -> Claim:
     """A sentence that adds nothing to its question, checked whole: an answer that picks from the question's
     own words ("B", "B was born first") must still be found where the question's other terms are."""
     words = tuple(t for t in claim.content if t.stem not in FRAMING_STEMS)
-    return Claim(sentence, words, frozenset(), claim.negated and not question.negated, claim.trigrams)
+    return Claim(
+        sentence, words, frozenset(), claim.negated and not question.negated, claim.trigrams,
+        _names_holding(sentence, {t.stem for t in words}, question),
+    )
+
+
+def _names_holding(sentence: str, stems: set[str], question: Question) -> tuple[tuple[str, ...], ...]:
+    """The answer's own names in ``sentence`` that hold one of ``stems``, without the question's names."""
+    asked = [a.terms for a in question.analysed]
+    runs = (answer_name(run, asked) for run in name_runs(sentence, english_stemmer()))
+    return tuple(run for run in runs if len(run) > 1 and stems.intersection(run))
 
 
 def _restates(claims: Sequence[tuple[str, AnalysedText]], question: Question) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import Stemmer
 
 from backend.rag.grounding.claims import Claim, Question
+from backend.rag.grounding.names import stands_together
 from backend.rag.grounding.sentences import answer_claims, source_sentences
 from backend.rag.text_terms import AnalysedText, Term, analyse, english_stemmer
 
@@ -70,6 +71,8 @@ class Place:
     source_index: int
     stems: frozenset[str]
     negated: bool
+    text: str
+    terms: tuple[Term, ...]  # in order: where a name's words stand and what stands next to the answer
 
 
 def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Place]:
@@ -80,7 +83,8 @@ def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Plac
         for at, sentence in enumerate(analysed):
             around = [analysed[at - 1], sentence] if at and _PRONOUN_START.match(sentences[at]) else [sentence]
             places.append(Place(
-                index, frozenset().union(*(s.stems for s in around)), any(s.negated for s in around)
+                index, frozenset().union(*(s.stems for s in around)), any(s.negated for s in around),
+                " ".join(sentences[at - len(around) + 1 : at + 1]), tuple(t for s in around for t in s.terms),
             ))
     return places
 
@@ -98,6 +102,7 @@ def claim_support(part: Claim, places: Sequence[Place], anchor: frozenset[str], 
             any(term.number or term.name for term in missing)
             or (part.new_negation and not place.negated)
             or len(anchor & place.stems) < needed
+            or not all(stands_together(run, place.terms) for run in part.names)
         )
         candidate = SentenceSupport(
             part.sentence, score >= support_at and not hard, score, place.source_index,
