@@ -9,6 +9,7 @@ from typing import Literal
 
 from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
 from backend.rag.grounding.comparison import picks_the_right_option
+from backend.rag.grounding.competitors import better_listed_name
 from backend.rag.grounding.llm_verdict import LLMVerdict, parse_llm_verdict
 from backend.rag.grounding.sentences import answer_claims
 from backend.rag.grounding.support import (
@@ -100,6 +101,15 @@ class GroundednessChecker:
             for part in parts
         ]
         unsupported = [s for s in checked if not s.supported]
+        if not unsupported and asked.form == "wh":
+            rival = better_listed_name(
+                [t for part in parts for t in part.checked], frozenset(asked.counts), places, stemmer
+            )
+            if rival:
+                return GroundednessVerdict(
+                    is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                    issues=[f"the sources list {rival!r} beside the answer, with more of what the question asks"],
+                )
         if unsupported and self._verifier is not None and not any(s.hard for s in unsupported):
             verdict = self._ask_verifier(answer, sources)
             if verdict is not None:

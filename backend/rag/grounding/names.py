@@ -44,10 +44,13 @@ def answer_name(run: tuple[str, ...], questions: Sequence[Sequence[Term]]) -> tu
     if any(stands_together(run, terms, gap=0) for terms in questions):
         return ()
     asked = {t.stem for terms in questions for t in terms}
-    for cut in range(len(run) - 1, 1, -1):
-        for name, rest in ((run[:cut], run[cut:]), (run[-cut:], run[:-cut])):
-            if not set(rest) <= asked and any(stands_together(name, terms, gap=0) for terms in questions):
-                return answer_name(rest, questions)
+    # A single word of the question is cut only in front ("… in Tennessee Memphis International Airport"):
+    # after a name it may be the name's own ("Lord Black of London").
+    ends = [(run[:cut], run[cut:]) for cut in range(1, len(run))]
+    ends += [(run[-cut:], run[:-cut]) for cut in range(2, len(run))]
+    for name, rest in sorted(ends, key=lambda end: -len(end[0])):
+        if not set(rest) <= asked and any(stands_together(name, terms, gap=0) for terms in questions):
+            return answer_name(rest, questions)
     return run
 
 
