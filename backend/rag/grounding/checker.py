@@ -7,11 +7,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from backend.rag.grounding.both import unshared
 from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
 from backend.rag.grounding.comparison import picks_the_right_option
 from backend.rag.grounding.competitors import better_listed_name
 from backend.rag.grounding.llm_verdict import LLMVerdict, parse_llm_verdict
-from backend.rag.grounding.sentences import answer_claims
+from backend.rag.grounding.relations import (
+    agent_of_another,
+    asked_relations,
+    asks_for_a_number,
+    names_a_number,
+)
+from backend.rag.grounding.sentences import answer_claims, strip_citations
 from backend.rag.grounding.support import (
     ANCHOR_AT,
     SUPPORT_AT,
@@ -75,6 +82,12 @@ class GroundednessChecker:
                 issues=["the answer only restates the question: it names nothing the question did not"],
             )
         overlap = new_part_overlap(parts, analysed_sources)
+        places = source_places(sources, stemmer)
+        if lone := unshared(strip_citations(answer), question, places, stemmer):
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                issues=[f"the answer says both are so; no source says it of {lone!r}"],
+            )
         if not parts:
             return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
         source_stems = frozenset().union(*(s.stems for s in analysed_sources))
@@ -84,7 +97,6 @@ class GroundednessChecker:
                 is_grounded=False, score=overlap, fast_score=overlap, method="fast",
                 issues=[f"most of what the answer adds is not in the sources; missing: {', '.join(missing.values())}"],
             )
-        places = source_places(sources, stemmer)
         if asked.form == "choice" and question:
             right_pick = picks_the_right_option(question, [t for part in parts for t in part.checked], places)
             if right_pick is False:
@@ -101,6 +113,18 @@ class GroundednessChecker:
             for part in parts
         ]
         unsupported = [s for s in checked if not s.supported]
+        new_terms = [t for part in parts for t in part.checked]
+        if not unsupported and asked.form == "wh" and asks_for_a_number(question) and not names_a_number(new_terms):
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                issues=["the question asks for a number and the answer gives none"],
+            )
+        verbs = asked_relations(question, [part.sentence for part in parts], new_terms, stemmer)
+        if not unsupported and (other := agent_of_another(verbs, new_terms, places)):
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                issues=[f"in the sources the answer is who {other} it, not the relation asked about"],
+            )
         if not unsupported and asked.form == "wh":
             rival = better_listed_name(
                 [t for part in parts for t in part.checked], frozenset(asked.counts), places, stemmer

@@ -1,0 +1,73 @@
+"""Two relations a word-level check misses: whose agent the answer is, and whether a quantity is given.
+
+"… a 2007 film, directed by who?" answered "Neil Gaiman" from "directed by Robert Zemeckis and written by Neil
+Gaiman": every word stands in the sentence, but the name follows "written by". When the question (or the
+answer) names the relation as "<verb> by", the answer's name in the supporting sentence must follow that
+"<verb> by", not another one, whenever the sentence has that "<verb> by" at all.
+
+"How long / how many / how much / how old …?" and "what year …?" ask for a number: "… lasted for a long time"
+names none and answers nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import Stemmer
+
+from backend.rag.grounding.support import Place
+from backend.rag.text_terms import Term, analyse
+
+_ASKED_AGENT = re.compile(r"\b(?P<verb>[a-z]+)\s+by\s+(?:who|whom|what|which)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\bhow\s+(?:many|much|long|old|far|tall|high|big|large|heavy|deep|wide)\b|\b(?:what|which)\s+year\b",
+    re.IGNORECASE,
+)
+_BY = "by"
+
+
+def _verbs_before_by(terms: Sequence[Term]) -> list[tuple[int, str]]:
+    """(position of "by", stem of the word before it) for each "<verb> by" in ``terms``."""
+    return [(at, terms[at - 1].stem) for at in range(1, len(terms)) if terms[at].surface.casefold() == _BY]
+
+
+def asked_relations(question: str | None, sentences: Sequence[str], new: Sequence[Term],
+                    stemmer: Stemmer.Stemmer) -> set[str]:
+    """The stems of the verbs the question asks the agent of ("directed by who?") or the answer names one of
+    its ``new`` terms the agent of ("… was founded by X")."""
+    verbs = {stemmer.stemWord(m["verb"].casefold()) for m in _ASKED_AGENT.finditer(question or "")}
+    new_stems = {t.stem for t in new}
+    for sentence in sentences:
+        terms = analyse(sentence, stemmer).terms
+        verbs |= {
+            verb for at, verb in _verbs_before_by(terms) if at + 1 < len(terms) and terms[at + 1].stem in new_stems
+        }
+    return verbs
+
+
+def agent_of_another(verbs: set[str], answer: Sequence[Term], places: Sequence[Place]) -> str | None:
+    """The verb whose agent the answer's name is in a place holding one of ``verbs`` with "by" too, when it
+    is not one of ``verbs``; else None."""
+    names = {t.stem for t in answer if t.surface[:1].isupper()}
+    if not verbs or not names:
+        return None
+    for place in places:
+        if not names <= place.stems:
+            continue
+        bys = _verbs_before_by(place.terms)
+        if not any(verb in verbs for _, verb in bys):
+            continue
+        first = next(at for at, term in enumerate(place.terms) if term.stem in names)
+        before = [(at, verb) for at, verb in bys if at < first]
+        if before and before[-1][1] not in verbs:
+            return place.terms[before[-1][0] - 1].surface
+    return None
+
+
+def asks_for_a_number(question: str | None) -> bool:
+    return bool(question and _ASKS_NUMBER.search(question))
+
+
+def names_a_number(checked: Sequence[Term]) -> bool:
+    return any(t.number or t.stem.isdigit() for t in checked)
