@@ -3,7 +3,7 @@
 "Are both The New Pornographers and Kings of Leon American rock bands?" — "Yes" (or "Yes, both … are American
 rock bands") repeats the question's words, which the sources hold: one sentence calls Kings of Leon an American
 rock band, another calls The New Pornographers a Canadian one. The claim is two claims, one per name, and each
-must stand in one sentence naming that name: the name's words and every word of P. The names are read as the
+must stand in one sentence naming that name: the name's words and every word of P that the sources hold. The names are read as the
 sources write them: of the ways to cut "A and B …" the one whose both names a source holds word for word.
 A bare "no" is not checked by this rule (it would rest on what the sources do not say).
 """
@@ -81,7 +81,8 @@ def unshared(answer: str, question: str | None, places: Sequence[Place], stemmer
         return None
     first, second, predicate = said
     stems = [frozenset(t.stem for t in analyse(text, stemmer).content) for text in (first, second, predicate)]
-    wanted = stems[2] - {_BOTH} - stems[0] - stems[1]
+    # Words no source holds anywhere (a paraphrase's "located") are for the claim check, not for this rule.
+    wanted = (stems[2] - {_BOTH} - stems[0] - stems[1]) & frozenset().union(*(p.stems for p in places))
     if not wanted:
         return None
     for name, name_stems in zip((first, second), stems[:2], strict=True):

@@ -17,6 +17,7 @@ from backend.rag.grounding.relations import (
     asked_relations,
     asks_for_a_number,
     names_a_number,
+    other_agent,
 )
 from backend.rag.grounding.sentences import answer_claims, strip_citations
 from backend.rag.grounding.support import (
@@ -84,6 +85,9 @@ class GroundednessChecker:
         overlap = new_part_overlap(parts, analysed_sources)
         places = source_places(sources, stemmer)
         if lone := unshared(strip_citations(answer), question, places, stemmer):
+            # The sources may say P in other words ("a genus in the Papaveraceae family" for "a plant").
+            if self._verifier is not None and (verdict := self._ask_verifier(answer, sources)) is not None:
+                return _verdict_from_llm(verdict, overlap)
             return GroundednessVerdict(
                 is_grounded=False, score=0.0, fast_score=overlap, method="claims",
                 issues=[f"the answer says both are so; no source says it of {lone!r}"],
@@ -124,6 +128,11 @@ class GroundednessChecker:
             return GroundednessVerdict(
                 is_grounded=False, score=0.0, fast_score=overlap, method="claims",
                 issues=[f"in the sources the answer is who {other} it, not the relation asked about"],
+            )
+        if not unsupported and (agent := other_agent([part.sentence for part in parts], places, stemmer)):
+            return GroundednessVerdict(
+                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
+                issues=[f"the sources name {agent!r} as the one who did it"],
             )
         if not unsupported and asked.form == "wh":
             rival = better_listed_name(

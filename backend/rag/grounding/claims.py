@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import Stemmer
 
-from backend.rag.grounding.names import answer_name, name_runs
+from backend.rag.grounding.names import answer_name, name_runs, stands_together, title_run
 from backend.rag.grounding.sentences import FRAMING_STEMS, answer_claims
 from backend.rag.question_terms import QuestionForm, key_term_counts, question_form
 from backend.rag.text_terms import AnalysedText, Term, analyse, english_stemmer
@@ -90,7 +90,11 @@ def _as_pick(sentence: str, claim: AnalysedText, question: Question) -> Claim:
 def _names_holding(sentence: str, stems: set[str], question: Question) -> tuple[tuple[str, ...], ...]:
     """The answer's own names in ``sentence`` that hold one of ``stems``, without the question's names."""
     asked = [a.terms for a in question.analysed]
-    runs = (answer_name(run, asked) for run in name_runs(sentence, english_stemmer()))
+    stemmer = english_stemmer()
+    title = title_run(sentence, stemmer)
+    if len(title) > 1 and not any(stands_together(title, terms, gap=0) for terms in asked):
+        return (title,) if stems.intersection(title) else ()
+    runs = (answer_name(run, asked) for run in name_runs(sentence, stemmer))
     return tuple(run for run in runs if len(run) > 1 and stems.intersection(run))
 
 

@@ -19,6 +19,7 @@ from backend.rag.text_terms import Term, analyse
 NAME_WORD = r"[A-Z][\w'’.&-]*"
 NAME = rf"{NAME_WORD}(?:\s+(?:(?:of|the|for|de|da|del|du|la|le|van|von)\s+)*{NAME_WORD})*"
 _NAME = re.compile(rf"\b{NAME}")
+_TITLE = re.compile(rf"[\"“]?{NAME_WORD}(?:\s+(?:(?:of|the|for|and|a|an|in|on|to|at)\s+)*{NAME_WORD})*[\"”]?")
 # Words that may stand between two of a name's words in the source.
 _GAP = 1
 # Titles an answer may put before a name the source writes without them ("President Barack Obama").
@@ -32,6 +33,12 @@ def name_runs(text: str, stemmer: Stemmer.Stemmer) -> tuple[tuple[str, ...], ...
     """The names of ``text`` with two or more content words, each as its stems in order."""
     runs = (tuple(t.stem for t in analyse(m.group(), stemmer).content) for m in _NAME.finditer(text))
     return tuple(run for run in runs if len(run) > 1)
+
+
+def title_run(text: str, stemmer: Stemmer.Stemmer) -> tuple[str, ...]:
+    """The stems of ``text`` when it is one title and nothing else ("The Singer and the Producer"), else ()."""
+    text = text.strip().rstrip(".")
+    return tuple(t.stem for t in analyse(text, stemmer).content) if _TITLE.fullmatch(text) else ()
 
 
 def answer_name(run: tuple[str, ...], questions: Sequence[Sequence[Term]]) -> tuple[str, ...]:

@@ -5,6 +5,9 @@ Gaiman": every word stands in the sentence, but the name follows "written by". W
 answer) names the relation as "<verb> by", the answer's name in the supporting sentence must follow that
 "<verb> by", not another one, whenever the sentence has that "<verb> by" at all.
 
+The same holds the other way round: "Lucy Gordon directed Serendipity" is contradicted by a sentence naming
+Serendipity and "directed by Peter Chelsom".
+
 "How long / how many / how much / how old …?" and "what year …?" ask for a number: "… lasted for a long time"
 names none and answers nothing.
 """
@@ -16,6 +19,7 @@ from collections.abc import Sequence
 
 import Stemmer
 
+from backend.rag.grounding.names import NAME
 from backend.rag.grounding.support import Place
 from backend.rag.text_terms import Term, analyse
 
@@ -25,6 +29,8 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _BY = "by"
+# "Lucy Gordon directed Serendipity": a name, then a verb in the past.
+_ACTIVE = re.compile(rf"(?P<subject>{NAME})\s+(?P<verb>[a-z]+ed)\b")
 
 
 def _verbs_before_by(terms: Sequence[Term]) -> list[tuple[int, str]]:
@@ -62,6 +68,28 @@ def agent_of_another(verbs: set[str], answer: Sequence[Term], places: Sequence[P
         before = [(at, verb) for at, verb in bys if at < first]
         if before and before[-1][1] not in verbs:
             return place.terms[before[-1][0] - 1].surface
+    return None
+
+
+def other_agent(sentences: Sequence[str], places: Sequence[Place], stemmer: Stemmer.Stemmer) -> str | None:
+    """For an answer sentence "<Name> <verb> <object>", the name a place holding the object gives as the agent
+    of "<verb> by" when it is not the answer's name; else None."""
+    for sentence in sentences:
+        match = _ACTIVE.search(sentence)
+        if not match:
+            continue
+        subject = frozenset(t.stem for t in analyse(match["subject"], stemmer).content)
+        verb = stemmer.stemWord(match["verb"].casefold())
+        objects = frozenset(t.stem for t in analyse(sentence[match.end():], stemmer).content)
+        if not subject or not objects:
+            continue
+        for place in places:
+            if not objects <= place.stems:
+                continue
+            for at, before in _verbs_before_by(place.terms):
+                agent = place.terms[at + 1] if at + 1 < len(place.terms) else None
+                if before == verb and agent is not None and agent.name and agent.stem not in subject:
+                    return agent.surface
     return None
 
 

@@ -22,6 +22,8 @@ SUPPORT_AT = 1.0
 ANCHOR_AT = 1.0
 # A sentence holding at least this share of its question's terms copies the question ("<question>: B").
 COPIES_AT = 0.8
+# A quoted title of a work, "Band of Brothers": its words name the work, they say nothing of their own.
+_QUOTED = re.compile(r"[\"“][^\"“”]{1,80}[\"”]")
 _PRONOUN_START = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these|that|those)\b", re.IGNORECASE)
 
 
@@ -73,6 +75,7 @@ class Place:
     negated: bool
     text: str
     terms: tuple[Term, ...]  # in order: where a name's words stand and what stands next to the answer
+    outside_titles: frozenset[str]  # the stems outside quoted titles: "brother" is not in "Band of Brothers"
 
 
 def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Place]:
@@ -82,9 +85,10 @@ def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Plac
         analysed = [analyse(sentence, stemmer) for sentence in sentences]
         for at, sentence in enumerate(analysed):
             around = [analysed[at - 1], sentence] if at and _PRONOUN_START.match(sentences[at]) else [sentence]
+            text = " ".join(sentences[at - len(around) + 1 : at + 1])
             places.append(Place(
                 index, frozenset().union(*(s.stems for s in around)), any(s.negated for s in around),
-                " ".join(sentences[at - len(around) + 1 : at + 1]), tuple(t for s in around for t in s.terms),
+                text, tuple(t for s in around for t in s.terms), analyse(_QUOTED.sub(" ", text), stemmer).stems,
             ))
     return places
 
@@ -95,14 +99,20 @@ def claim_support(part: Claim, places: Sequence[Place], anchor: frozenset[str], 
     question's terms the sentence relates its new part to), the negation if the part adds one, every checked
     number and name, and ``support_at`` of its checked words."""
     best: SentenceSupport | None = None
+    checked_stems = {term.stem for term in part.checked}
     for place in places:
-        missing = [term for term in part.checked if term.stem not in place.stems]
+        missing = [
+            term for term in part.checked
+            if term.stem not in (place.stems if term.surface[:1].isupper() else place.outside_titles)
+        ]
         score = 1 - len(missing) / len(part.checked) if part.checked else 1.0
         hard = (
             any(term.number or term.name for term in missing)
             or (part.new_negation and not place.negated)
             or len(anchor & place.stems) < needed
-            or not all(stands_together(run, place.terms) for run in part.names)
+            or not all(
+                stands_together(run, place.terms) for run in part.names if checked_stems & set(run) <= place.stems
+            )
         )
         candidate = SentenceSupport(
             part.sentence, score >= support_at and not hard, score, place.source_index,
