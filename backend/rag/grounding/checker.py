@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backend.rag.grounding.both import unshared
+from backend.rag.grounding.both import both_mismatch
 from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
 from backend.rag.grounding.comparison import picks_the_right_option
 from backend.rag.grounding.competitors import better_listed_name
@@ -84,13 +84,12 @@ class GroundednessChecker:
             )
         overlap = new_part_overlap(parts, analysed_sources)
         places = source_places(sources, stemmer)
-        if lone := unshared(strip_citations(answer), question, places, stemmer):
+        if mismatch := both_mismatch(strip_citations(answer), question, places, stemmer):
             # The sources may say P in other words ("a genus in the Papaveraceae family" for "a plant").
             if self._verifier is not None and (verdict := self._ask_verifier(answer, sources)) is not None:
                 return _verdict_from_llm(verdict, overlap)
             return GroundednessVerdict(
-                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                issues=[f"the answer says both are so; no source says it of {lone!r}"],
+                is_grounded=False, score=0.0, fast_score=overlap, method="claims", issues=[mismatch]
             )
         if not parts:
             return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
