@@ -76,6 +76,11 @@ def _without(said: tuple[str, str, str], places: Sequence[Place], stemmer: Stemm
     return None, bool(wanted)
 
 
+def mentions_both(answer: str, question: str | None) -> bool:
+    """Whether the answer or its question says "both": this rule's only concern (a cheap test first)."""
+    return _BOTH in f"{answer} {question or ''}".casefold()
+
+
 def both_mismatch(answer: str, question: str | None, places: Sequence[Place], stemmer: Stemmer.Stemmer
                   ) -> str | None:
     """What is wrong when the answer says both A and B are P (or "yes" to whether both are) and a name has

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backend.rag.grounding.both import both_mismatch
+from backend.rag.grounding.both import both_mismatch, mentions_both
 from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
 from backend.rag.grounding.comparison import picks_the_right_option
 from backend.rag.grounding.competitors import better_listed_name
@@ -83,8 +83,8 @@ class GroundednessChecker:
                 issues=["the answer only restates the question: it names nothing the question did not"],
             )
         overlap = new_part_overlap(parts, analysed_sources)
-        places = source_places(sources, stemmer)
-        if mismatch := both_mismatch(strip_citations(answer), question, places, stemmer):
+        places = source_places(sources, stemmer) if mentions_both(answer, question) else None
+        if places and (mismatch := both_mismatch(strip_citations(answer), question, places, stemmer)):
             # The sources may say P in other words ("a genus in the Papaveraceae family" for "a plant").
             if self._verifier is not None and (verdict := self._ask_verifier(answer, sources)) is not None:
                 return _verdict_from_llm(verdict, overlap)
@@ -100,6 +100,7 @@ class GroundednessChecker:
                 is_grounded=False, score=overlap, fast_score=overlap, method="fast",
                 issues=[f"most of what the answer adds is not in the sources; missing: {', '.join(missing.values())}"],
             )
+        places = places if places is not None else source_places(sources, stemmer)
         if asked.form == "choice" and question:
             right_pick = picks_the_right_option(question, [t for part in parts for t in part.checked], places)
             if right_pick is False:

@@ -86,9 +86,11 @@ def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Plac
         for at, sentence in enumerate(analysed):
             around = [analysed[at - 1], sentence] if at and _PRONOUN_START.match(sentences[at]) else [sentence]
             text = " ".join(sentences[at - len(around) + 1 : at + 1])
+            stems = frozenset().union(*(s.stems for s in around))
             places.append(Place(
-                index, frozenset().union(*(s.stems for s in around)), any(s.negated for s in around),
-                text, tuple(t for s in around for t in s.terms), analyse(_QUOTED.sub(" ", text), stemmer).stems,
+                index, stems, any(s.negated for s in around),
+                text, tuple(t for s in around for t in s.terms),
+                analyse(_QUOTED.sub(" ", text), stemmer).stems if _QUOTED.search(text) else stems,
             ))
     return places
 

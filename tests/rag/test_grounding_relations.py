@@ -1,0 +1,82 @@
+"""The groundedness rules beyond word coverage: names as one name, which option came first, "both", whose agent
+the answer is, a listed rival, a wanted number. Each wrong answer below has every word in one source sentence."""
+
+import pytest
+
+from backend.rag.grounding import GroundednessChecker
+
+ESTATE = [
+    ("Rainbow Terrace, now known as Lullwater Estate, is the Mediterranean-style mansion built for Lucy "
+     "Candler, daughter of Asa Candler.")
+]
+MAGAZINES = [
+    "Harper's Bazaar (founded 1867) is an American fashion magazine. Vogue (founded 1892) is a fashion magazine."
+]
+BANDS = [
+    ("The New Pornographers is a Canadian indie rock band formed in Vancouver. "
+     "Kings of Leon is an American rock band that formed in Nashville.")
+]
+BOTH_AMERICAN = [
+    "Tim McIlrath is an American punk rock musician. Spike Slawson is an American punk rock musician and singer."
+]
+FILM = [
+    ("Beowulf is a 2007 fantasy film directed by Robert Zemeckis and written by Neil Gaiman and Roger Avary, "
+     "based on the Old English epic poem.")
+]
+FOUNDERS = [
+    ("The American Combat Association is a mixed martial arts company founded by wrestler Kamal Shalorus and "
+     "broadcaster Matthew Granahan. Kamal Shalorus is an Iranian fighter in the Lightweight division.")
+]
+DYNASTY = ["The Ptolemaic dynasty ruled Egypt in the Hellenistic period. Their rule lasted for 275 years."]
+SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
+
+WRONG = [
+    ("What is the current name of the mansion built for the daughter of Asa Candler?", "Rainbow Estate", ESTATE),
+    ("Which magazine was founded first, Harper's Bazaar or Vogue?", "Vogue", MAGAZINES),
+    ("Are both The New Pornographers and Kings of Leon American rock bands?", "Yes", BANDS),
+    ("Are both The New Pornographers and Kings of Leon American rock bands?",
+     "Yes, both The New Pornographers and Kings of Leon are American rock bands.", BANDS),
+    ("Are both Tim McIlrath and Spike Slawson American punk rock musicians?", "No", BOTH_AMERICAN),
+    ("Beowulf, a 2007 fantasy film, was directed by who?", "Neil Gaiman", FILM),
+    ("Who directed the 2007 film Beowulf?", "Neil Gaiman directed Beowulf.", FILM),
+    ("Which Lightweight division fighter founded the American Combat Association?", "Matthew Granahan",
+     FOUNDERS),
+    ("How long was the rule of the Ptolemaic dynasty?", "The rule of the Ptolemaic dynasty lasted a long time.",
+     DYNASTY),
+    ("What is the connection between Peter O'Meara and Norman Dike?", "Peter O'Meara played Norman Dike's brother.",
+     SERIES),
+]
+RIGHT = [
+    ("What is the current name of the mansion built for the daughter of Asa Candler?", "Lullwater Estate", ESTATE),
+    ("Which magazine was founded first, Harper's Bazaar or Vogue?", "Harper's Bazaar", MAGAZINES),
+    ("Are both The New Pornographers and Kings of Leon American rock bands?", "No", BANDS),
+    ("Are both Tim McIlrath and Spike Slawson American punk rock musicians?", "Yes", BOTH_AMERICAN),
+    ("Beowulf, a 2007 fantasy film, was directed by who?", "Robert Zemeckis", FILM),
+    ("Who directed the 2007 film Beowulf?", "Robert Zemeckis directed Beowulf.", FILM),
+    ("Which Lightweight division fighter founded the American Combat Association?", "Kamal Shalorus", FOUNDERS),
+    ("How long was the rule of the Ptolemaic dynasty?", "Their rule lasted 275 years.", DYNASTY),
+    ("Who did Peter O'Meara play?", "Peter O'Meara played Norman Dike.", SERIES),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "sources"), WRONG)
+def test_a_wrong_relation_between_words_that_stand_together_is_not_grounded(
+    question: str, answer: str, sources: list[str]
+) -> None:
+    verdict = GroundednessChecker().check(answer, sources, question=question)
+    assert not verdict.is_grounded and verdict.issues
+
+
+@pytest.mark.parametrize(("question", "answer", "sources"), RIGHT)
+def test_the_right_relation_is_grounded(question: str, answer: str, sources: list[str]) -> None:
+    verdict = GroundednessChecker().check(answer, sources, question=question)
+    assert verdict.is_grounded, verdict.issues
+
+
+def test_a_both_claim_said_otherwise_in_the_sources_goes_to_the_verifier() -> None:
+    # "a genus in the poppy family" is a plant to a reader: the word rule defers to a capable model.
+    sources = ["Calochone is a genus of flowering plants. Adlumia is a genus in the poppy family."]
+    question, answer = "Are Calochone and Adlumia both plants?", "Yes, both Calochone and Adlumia are plants."
+    assert not GroundednessChecker().check(answer, sources, question=question).is_grounded
+    verified = GroundednessChecker(verifier=lambda answer, sources: "GROUNDED: YES")
+    assert verified.check(answer, sources, question=question).is_grounded
