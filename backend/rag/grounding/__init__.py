@@ -16,17 +16,27 @@ Decisions, in order:
    DC-SIGNR affects the MTCT of HIV-1") is not an answer. One that picks a few of its words ("Australia" for
    "… active in all of which country?") and answers to choice questions ("B") are checked whole as picks; a
    yes/no question may be answered "yes".
-2. Fast: when under ``ungrounded_below`` of the new words and trigrams are anywhere in the sources, the answer is
+2. "Both A and B are P" (or "yes"/"no" to whether both are): P must stand with each name for "yes", and "no"
+   is wrong when it does (both.py).
+3. Fast: when under ``ungrounded_below`` of the new words and trigrams are anywhere in the sources, the answer is
    not grounded (``fast_score``).
-3. Claims: every sentence with a new part must be supported as above. Grounded when all are.
-4. A capable LLM (an injected ``verifier``), when there is one, decides an answer that failed step 3 only on
-   word coverage, not on a number, name, negation or missing question term: a paraphrase it can read.
+4. A choice about time ("Who was born first, A or B?") is decided by the years the sources give (comparison.py).
+5. Claims: every sentence with a new part must be supported as above, a name's words standing as one name
+   (names.py). Then how the words relate (relations.py, competitors.py): a question asking "how many / how
+   long …" wants a number; the answer to "directed by who?" must follow "directed by", not "written by"; "A
+   directed X" is wrong where the sources say "X … directed by B"; a name listed beside the answer ("founded by
+   A and B") that stands with more of the question's terms than the answer makes the answer doubtful.
+   Grounded when all hold.
+6. A capable LLM (an injected ``verifier``), when there is one, decides an answer that failed step 5 only on
+   word coverage, not on a number, name, negation or missing question term, and one that failed step 2: a
+   paraphrase it can read.
 
 Sentences about the documents or the assistant ("I could not find …") claim nothing and are skipped; a hedge
 in front of a claim ("I'm not sure, but …") is dropped and the claim checked. Without a question every content
 word is new and no question term is required. Parameters were chosen with ``axiom eval groundedness``
-(backend/eval/groundedness.py, docs/benchmarks.md); what no word-level check can see is a wrong relation
-between words that do stand together ("Y directed the film" where Y wrote it) and a wrong yes/no.
+(backend/eval/groundedness.py, docs/benchmarks.md). What the rules still cannot see: a relation other than
+"<verb> by" ("located in" vs "out of"), a bare "no" whose reason the sources put in other words, and a pronoun
+("It was founded in 1874") after a sentence listing several names.
 """
 
 from backend.rag.grounding.checker import GroundednessChecker, GroundednessVerdict, Method, Verifier

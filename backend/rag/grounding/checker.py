@@ -7,8 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import Stemmer
+
 from backend.rag.grounding.both import both_mismatch, mentions_both
-from backend.rag.grounding.claims import new_part_overlap, parts_to_check, read_question
+from backend.rag.grounding.claims import Claim, Question, new_part_overlap, parts_to_check, read_question
 from backend.rag.grounding.comparison import picks_the_right_option
 from backend.rag.grounding.competitors import better_listed_name
 from backend.rag.grounding.llm_verdict import LLMVerdict, parse_llm_verdict
@@ -23,6 +25,7 @@ from backend.rag.grounding.sentences import answer_claims, strip_citations
 from backend.rag.grounding.support import (
     ANCHOR_AT,
     SUPPORT_AT,
+    Place,
     anchor_terms,
     claim_support,
     describe,
@@ -88,9 +91,7 @@ class GroundednessChecker:
             # The sources may say P in other words ("a genus in the Papaveraceae family" for "a plant").
             if self._verifier is not None and (verdict := self._ask_verifier(answer, sources)) is not None:
                 return _verdict_from_llm(verdict, overlap)
-            return GroundednessVerdict(
-                is_grounded=False, score=0.0, fast_score=overlap, method="claims", issues=[mismatch]
-            )
+            return _rejected(mismatch, overlap)
         if not parts:
             return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
         source_stems = frozenset().union(*(s.stems for s in analysed_sources))
@@ -104,10 +105,7 @@ class GroundednessChecker:
         if asked.form == "choice" and question:
             right_pick = picks_the_right_option(question, [t for part in parts for t in part.checked], places)
             if right_pick is False:
-                return GroundednessVerdict(
-                    is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                    issues=["the sources' years make the other option the answer"],
-                )
+                return _rejected("the sources' years make the other option the answer", overlap)
             if right_pick:  # the pick is decided; what else the answer says is checked as usual
                 parts = [p for p in parts if not {t.stem for t in p.checked} <= asked.counts.keys()]
                 if not parts:
@@ -117,32 +115,8 @@ class GroundednessChecker:
             for part in parts
         ]
         unsupported = [s for s in checked if not s.supported]
-        new_terms = [t for part in parts for t in part.checked]
-        if not unsupported and asked.form == "wh" and asks_for_a_number(question) and not names_a_number(new_terms):
-            return GroundednessVerdict(
-                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                issues=["the question asks for a number and the answer gives none"],
-            )
-        verbs = asked_relations(question, [part.sentence for part in parts], new_terms, stemmer)
-        if not unsupported and (other := agent_of_another(verbs, new_terms, places)):
-            return GroundednessVerdict(
-                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                issues=[f"in the sources the answer is who {other} it, not the relation asked about"],
-            )
-        if not unsupported and (agent := other_agent([part.sentence for part in parts], places, stemmer)):
-            return GroundednessVerdict(
-                is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                issues=[f"the sources name {agent!r} as the one who did it"],
-            )
-        if not unsupported and asked.form == "wh":
-            rival = better_listed_name(
-                [t for part in parts for t in part.checked], frozenset(asked.counts), places, stemmer
-            )
-            if rival:
-                return GroundednessVerdict(
-                    is_grounded=False, score=0.0, fast_score=overlap, method="claims",
-                    issues=[f"the sources list {rival!r} beside the answer, with more of what the question asks"],
-                )
+        if not unsupported and (problem := _relation_problem(question, asked, parts, places, stemmer)):
+            return _rejected(problem, overlap)
         if unsupported and self._verifier is not None and not any(s.hard for s in unsupported):
             verdict = self._ask_verifier(answer, sources)
             if verdict is not None:
@@ -166,6 +140,26 @@ class GroundednessChecker:
             log.warning("groundedness verifier reply had no verdict; using the claim check")
             return None
         return verdict
+
+
+def _relation_problem(question: str | None, asked: Question, parts: Sequence[Claim], places: Sequence[Place],
+                      stemmer: Stemmer.Stemmer) -> str | None:
+    """What is wrong with how a supported answer relates its words, or None (the rules of step 5)."""
+    new_terms = [t for part in parts for t in part.checked]
+    sentences = [part.sentence for part in parts]
+    if asked.form == "wh" and asks_for_a_number(question) and not names_a_number(new_terms):
+        return "the question asks for a number and the answer gives none"
+    if other := agent_of_another(asked_relations(question, sentences, new_terms, stemmer), new_terms, places):
+        return f"in the sources the answer is who {other} it, not the relation asked about"
+    if agent := other_agent(sentences, places, stemmer):
+        return f"the sources name {agent!r} as the one who did it"
+    if asked.form == "wh" and (rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer)):
+        return f"the sources list {rival!r} beside the answer, with more of what the question asks"
+    return None
+
+
+def _rejected(issue: str, overlap: float) -> GroundednessVerdict:
+    return GroundednessVerdict(is_grounded=False, score=0.0, fast_score=overlap, method="claims", issues=[issue])
 
 
 def _verdict_from_llm(verdict: LLMVerdict, overlap_score: float) -> GroundednessVerdict:
