@@ -22,10 +22,9 @@ from backend.rag.text_terms import analyse
 _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 _AUXILIARY = r"(?:are|were|is|was|do|did|does|have|has|had)"
 # "Are both A and B P?", "Yes, both A and B are P", "A and B are both P", "Are A and B both P?"
-_BOTH_FIRST = re.compile(rf"^\W*(?:yes\W+)?(?:{_AUXILIARY}\s+)?both\s+(?P<rest>.+)$", re.IGNORECASE)
-_BOTH_AFTER = re.compile(
-    rf"^\W*(?:yes\W+)?(?:{_AUXILIARY}\s+)?(?P<names>.+?)\s+(?:{_AUXILIARY}\s+)?both\b(?P<rest>.*)$", re.IGNORECASE
-)
+_LEAD = rf"^\W*(?:yes\W+|whether\s+)?(?:{_AUXILIARY}\s+)?"
+_BOTH_FIRST = re.compile(rf"{_LEAD}both\s+(?P<rest>.+)$", re.IGNORECASE)
+_BOTH_AFTER = re.compile(rf"{_LEAD}(?P<names>.+?)\s+(?:{_AUXILIARY}\s+)?both\b(?P<rest>.*)$", re.IGNORECASE)
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 # Where what is said of both ends: "A and B are both P, but only A is Q".
 _CLAUSE_END = re.compile(r"\s*(?:[;:]|,?\s+\b(?:but|while|whereas|although)\b).*$", re.IGNORECASE)

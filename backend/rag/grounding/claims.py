@@ -92,9 +92,8 @@ def _names_holding(sentence: str, stems: set[str], question: Question) -> tuple[
     asked = [a.terms for a in question.analysed]
     stemmer = english_stemmer()
     title = title_run(sentence, stemmer)
-    if len(title) > 1 and not any(stands_together(title, terms, gap=0) for terms in asked):
-        return (title,) if stems.intersection(title) else ()
-    runs = (answer_name(run, asked) for run in name_runs(sentence, stemmer))
+    whole = [] if any(stands_together(title, terms, gap=0) for terms in asked) else [title]
+    runs = [*whole, *(answer_name(run, asked) for run in name_runs(sentence, stemmer))]
     return tuple(run for run in runs if len(run) > 1 and stems.intersection(run))
 
 

@@ -19,6 +19,7 @@ from backend.rag.text_terms import Term, analyse
 NAME_WORD = r"[A-Z][\w'’.&-]*"
 NAME = rf"{NAME_WORD}(?:\s+(?:(?:of|the|for|de|da|del|du|la|le|van|von)\s+)*{NAME_WORD})*"
 _NAME = re.compile(rf"\b{NAME}")
+_BEFORE_TITLE = re.compile(r":\s+|\s(?:is|was|are|were)\s+")
 _TITLE = re.compile(rf"[\"“]?{NAME_WORD}(?:\s+(?:(?:of|the|for|and|a|an|in|on|to|at)\s+)*{NAME_WORD})*[\"”]?")
 # Words that may stand between two of a name's words in the source.
 _GAP = 1
@@ -36,9 +37,13 @@ def name_runs(text: str, stemmer: Stemmer.Stemmer) -> tuple[tuple[str, ...], ...
 
 
 def title_run(text: str, stemmer: Stemmer.Stemmer) -> tuple[str, ...]:
-    """The stems of ``text`` when it is one title and nothing else ("The Singer and the Producer"), else ()."""
+    """The stems of the title ``text`` is or ends with after a colon or "is" ("The Singer and the Producer",
+    "The sitcom is The Singer and the Producer"), else ()."""
     text = text.strip().rstrip(".")
-    return tuple(t.stem for t in analyse(text, stemmer).content) if _TITLE.fullmatch(text) else ()
+    for title in (text, *(text[m.end():] for m in _BEFORE_TITLE.finditer(text))):
+        if _TITLE.fullmatch(title):
+            return tuple(t.stem for t in analyse(title, stemmer).content)
+    return ()
 
 
 def answer_name(run: tuple[str, ...], questions: Sequence[Sequence[Term]]) -> tuple[str, ...]:
