@@ -105,7 +105,7 @@ def claim_support(part: Claim, places: Sequence[Place], anchor: frozenset[str], 
     for place in places:
         missing = [
             term for term in part.checked
-            if term.stem not in (place.stems if term.surface[:1].isupper() else place.outside_titles)
+            if term.stem not in (place.outside_titles if term.surface[:1].islower() else place.stems)
         ]
         score = 1 - len(missing) / len(part.checked) if part.checked else 1.0
         hard = (
