@@ -1,6 +1,6 @@
 """Two relations a word-level check misses: whose agent the answer is, and whether a quantity is given.
 
-"… a 2007 film, directed by who?" answered "Neil Gaiman" from "directed by Robert Zemeckis and written by Neil
+"… a 2007 film, directed by who?" (or "Who directed …?") answered "Neil Gaiman" from "directed by Robert Zemeckis and written by Neil
 Gaiman": every word stands in the sentence, but the name follows "written by". When the question (or the
 answer) names the relation as "<verb> by", the answer's name in the supporting sentence must follow that
 "<verb> by", not another one, whenever the sentence has that "<verb> by" at all.
@@ -23,7 +23,11 @@ from backend.rag.grounding.names import NAME
 from backend.rag.grounding.support import Place
 from backend.rag.text_terms import Term, analyse
 
-_ASKED_AGENT = re.compile(r"\b(?P<verb>[a-z]+)\s+by\s+(?:who|whom|what|which)\b", re.IGNORECASE)
+# "… directed by who?", "Who directed …?", "Which company founded …?"
+_ASKED_AGENT = re.compile(
+    r"\b(?P<verb>[a-z]+)\s+by\s+(?:who|whom|what|which)\b|^\W*(?:who|which\s+\w+)\s+(?P<active>[a-z]+ed)\b",
+    re.IGNORECASE,
+)
 _ASKS_NUMBER = re.compile(
     r"\bhow\s+(?:many|much|long|old|far|tall|high|big|large|heavy|deep|wide)\b|\b(?:what|which)\s+year\b",
     re.IGNORECASE,
@@ -42,7 +46,9 @@ def asked_relations(question: str | None, sentences: Sequence[str], new: Sequenc
                     stemmer: Stemmer.Stemmer) -> set[str]:
     """The stems of the verbs the question asks the agent of ("directed by who?") or the answer names one of
     its ``new`` terms the agent of ("… was founded by X")."""
-    verbs = {stemmer.stemWord(m["verb"].casefold()) for m in _ASKED_AGENT.finditer(question or "")}
+    verbs = {
+        stemmer.stemWord((m["verb"] or m["active"]).casefold()) for m in _ASKED_AGENT.finditer(question or "")
+    }
     new_stems = {t.stem for t in new}
     for sentence in sentences:
         terms = analyse(sentence, stemmer).terms
