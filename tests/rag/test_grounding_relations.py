@@ -1,5 +1,5 @@
 """The groundedness rules beyond word coverage: names as one name, which option came first, "both", whose agent
-the answer is, a listed rival, a wanted number. Each wrong answer below has every word in one source sentence."""
+the answer is, a listed rival, the noun asked for, a wanted number. Each wrong answer below has every word in one source sentence."""
 
 import pytest
 
@@ -28,6 +28,10 @@ FOUNDERS = [
      "broadcaster Matthew Granahan. Kamal Shalorus is an Iranian fighter in the Lightweight division.")
 ]
 DYNASTY = ["The Ptolemaic dynasty ruled Egypt in the Hellenistic period. Their rule lasted for 275 years."]
+ALIAS = [
+    ("John Gourley is the lead singer and guitarist of the Portland rock band Portugal. Gourley is also a visual "
+     "artist who often uses the alias The Fantastic The.")
+]
 SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
 
 WRONG = [
@@ -46,6 +50,8 @@ WRONG = [
      DYNASTY),
     ("What is the connection between Peter O'Meara and Norman Dike?", "Peter O'Meara played Norman Dike's brother.",
      SERIES),
+    ("The lead singer of the Portland rock band goes by what alias?", "John Gourley is the lead singer of Portugal.",
+     ALIAS),
 ]
 RIGHT = [
     ("What is the current name of the mansion built for the daughter of Asa Candler?", "Lullwater Estate", ESTATE),
@@ -58,6 +64,7 @@ RIGHT = [
     ("Which Lightweight division fighter founded the American Combat Association?", "Kamal Shalorus", FOUNDERS),
     ("How long was the rule of the Ptolemaic dynasty?", "Their rule lasted 275 years.", DYNASTY),
     ("Who did Peter O'Meara play?", "Peter O'Meara played Norman Dike.", SERIES),
+    ("The lead singer of the Portland rock band goes by what alias?", "The Fantastic The", ALIAS),
 ]
 
 

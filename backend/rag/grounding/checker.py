@@ -18,6 +18,8 @@ from backend.rag.grounding.relations import (
     agent_of_another,
     asked_relations,
     asks_for_a_number,
+    head_noun,
+    lacks_the_noun,
     names_a_number,
     other_agent,
 )
@@ -153,6 +155,8 @@ def _relation_problem(question: str | None, asked: Question, parts: Sequence[Cla
         return f"in the sources the answer is who {other} it, not the relation asked about"
     if agent := other_agent(sentences, places, stemmer):
         return f"the sources name {agent!r} as the one who did it"
+    if asked.form == "wh" and lacks_the_noun(head_noun(question, stemmer), new_terms, places):
+        return "no sentence naming the answer says it is what the question asks for"
     if asked.form == "wh" and (rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer)):
         return f"the sources list {rival!r} beside the answer, with more of what the question asks"
     return None

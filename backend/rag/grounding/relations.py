@@ -8,6 +8,10 @@ answer) names the relation as "<verb> by", the answer's name in the supporting s
 The same holds the other way round: "Lucy Gordon directed Serendipity" is contradicted by a sentence naming
 Serendipity and "directed by Peter Chelsom".
 
+"… goes by what alias?" answered "John Gourley is the lead singer of Portugal": the sources say "alias" only
+in another sentence. When the sources use the noun the question asks for ("what alias", "which retailer"), a
+sentence naming the answer must hold it, unless the answer does.
+
 "How long / how many / how much / how old …?" and "what year …?" ask for a number: "… lasted for a long time"
 names none and answers nothing.
 """
@@ -20,8 +24,9 @@ from collections.abc import Sequence
 import Stemmer
 
 from backend.rag.grounding.names import NAME
+from backend.rag.grounding.sentences import FRAMING_STEMS
 from backend.rag.grounding.support import Place
-from backend.rag.text_terms import Term, analyse
+from backend.rag.text_terms import STOPWORDS, Term, analyse
 
 # "… directed by who?", "Who directed …?", "Which company founded …?"
 _ASKED_AGENT = re.compile(
@@ -33,6 +38,11 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _BY = "by"
+# "What South Korean sitcom …", "Which American college …": the noun after the question word and its names.
+_HEAD = re.compile(r"\b(?:what|which)\s+(?:(?:[A-Z][\w'’-]*|[a-z]+-[a-z]+)\s+)*(?P<noun>[a-z]+)\b")
+_FRAME_NOUNS = frozenset(Stemmer.Stemmer("english").stemWords(
+    ["name", "type", "kind", "sort", "form", "part", "year", "date", "day", "one"]
+))
 # "Lucy Gordon directed Serendipity": a name, then a verb in the past.
 _ACTIVE = re.compile(rf"(?P<subject>{NAME})\s+(?P<verb>[a-z]+ed)\b")
 
@@ -97,6 +107,27 @@ def other_agent(sentences: Sequence[str], places: Sequence[Place], stemmer: Stem
                 if before == verb and agent is not None and agent.name and agent.stem not in subject:
                     return agent.surface
     return None
+
+
+def head_noun(question: str | None, stemmer: Stemmer.Stemmer) -> str | None:
+    """The stem of the noun a "what / which" question asks for ("What South Korean sitcom …" → sitcom), or
+    None when it asks for a frame ("what name / type / year …") or is not of that shape."""
+    match = _HEAD.search(question or "")
+    if not match or match["noun"].casefold() in STOPWORDS:
+        return None
+    stem = stemmer.stemWord(match["noun"].casefold())
+    return None if stem in FRAMING_STEMS or stem in _FRAME_NOUNS else stem
+
+
+def lacks_the_noun(noun: str | None, answer: Sequence[Term], places: Sequence[Place]) -> bool:
+    """Whether the sources use ``noun`` but no sentence naming the answer's name (its capitalised terms)
+    holds it, nor the answer itself."""
+    names = {t.stem for t in answer if t.surface[:1].isupper()}
+    if noun is None or not names or noun in {t.stem for t in answer}:
+        return False
+    if not any(noun in place.stems for place in places):
+        return False
+    return not any(names <= place.stems and noun in place.stems for place in places)
 
 
 def asks_for_a_number(question: str | None) -> bool:
