@@ -32,6 +32,7 @@ ALIAS = [
     ("John Gourley is the lead singer and guitarist of the Portland rock band Portugal. Gourley is also a visual "
      "artist who often uses the alias The Fantastic The.")
 ]
+RETAILERS = ["Target Corporation is the second-largest discount store retailer in the United States, behind Walmart."]
 SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
 
 WRONG = [
@@ -52,6 +53,7 @@ WRONG = [
      SERIES),
     ("The lead singer of the Portland rock band goes by what alias?", "John Gourley is the lead singer of Portugal.",
      ALIAS),
+    ("What retailer is the second-largest in the United States?", "Walmart", RETAILERS),
 ]
 RIGHT = [
     ("What is the current name of the mansion built for the daughter of Asa Candler?", "Lullwater Estate", ESTATE),
@@ -65,6 +67,7 @@ RIGHT = [
     ("How long was the rule of the Ptolemaic dynasty?", "Their rule lasted 275 years.", DYNASTY),
     ("Who did Peter O'Meara play?", "Peter O'Meara played Norman Dike.", SERIES),
     ("The lead singer of the Portland rock band goes by what alias?", "The Fantastic The", ALIAS),
+    ("What retailer is the second-largest in the United States?", "Target Corporation", RETAILERS),
 ]
 
 

@@ -21,6 +21,7 @@ from backend.rag.grounding.relations import (
     head_noun,
     lacks_the_noun,
     names_a_number,
+    only_contrasted,
     other_agent,
 )
 from backend.rag.grounding.sentences import answer_claims, strip_citations
@@ -155,6 +156,8 @@ def _relation_problem(question: str | None, asked: Question, parts: Sequence[Cla
         return f"in the sources the answer is who {other} it, not the relation asked about"
     if agent := other_agent(sentences, places, stemmer):
         return f"the sources name {agent!r} as the one who did it"
+    if asked.form == "wh" and only_contrasted(new_terms, places):
+        return "the sources name the answer only to set something else against it"
     if asked.form == "wh" and lacks_the_noun(head_noun(question, stemmer), new_terms, places):
         return "no sentence naming the answer says it is what the question asks for"
     if asked.form == "wh" and (rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer)):

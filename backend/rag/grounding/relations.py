@@ -12,6 +12,10 @@ Serendipity and "directed by Peter Chelsom".
 in another sentence. When the sources use the noun the question asks for ("what alias", "which retailer"), a
 sentence naming the answer must hold it, unless the answer does.
 
+"What retailer is the second-largest …?" answered "Walmart" from "Target is the second-largest … retailer,
+behind Walmart": a name standing after "behind", "than", "unlike", "except" or "instead of" is what the
+sentence sets its subject against, not what it says the thing of. An answer named only so is not supported.
+
 "How long / how many / how much / how old …?" and "what year …?" ask for a number: "… lasted for a long time"
 names none and answers nothing.
 """
@@ -38,6 +42,7 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _BY = "by"
+_CONTRAST = re.compile(r"(?:^|\s)(?:behind|than|unlike|except|instead of|rather than)$")
 # "What South Korean sitcom …", "Which American college …": the noun after the question word and its names.
 _HEAD = re.compile(r"\b(?:what|which)\s+(?:(?:[A-Z][\w'’-]*|[a-z]+-[a-z]+)\s+)*(?P<noun>[a-z]+)\b")
 _FRAME_NOUNS = frozenset(Stemmer.Stemmer("english").stemWords(
@@ -128,6 +133,19 @@ def lacks_the_noun(noun: str | None, answer: Sequence[Term], places: Sequence[Pl
     if not any(noun in place.stems for place in places):
         return False
     return not any(names <= place.stems and noun in place.stems for place in places)
+
+
+def only_contrasted(answer: Sequence[Term], places: Sequence[Place]) -> bool:
+    """Whether every place naming the answer's name (its capitalised terms) names it right after a word of
+    contrast ("behind Walmart", "larger than Walmart")."""
+    names = {t.stem for t in answer if t.surface[:1].isupper()}
+    naming = [place for place in places if names and names <= place.stems]
+    for place in naming:
+        first = next(at for at, term in enumerate(place.terms) if term.stem in names)
+        before = " ".join(term.surface.casefold() for term in place.terms[max(0, first - 2):first])
+        if not _CONTRAST.search(before):
+            return False
+    return bool(naming)
 
 
 def asks_for_a_number(question: str | None) -> bool:
