@@ -33,6 +33,11 @@ ALIAS = [
      "artist who often uses the alias The Fantastic The.")
 ]
 RETAILERS = ["Target Corporation is the second-largest discount store retailer in the United States, behind Walmart."]
+COLLEGES = [
+    ("Among the colleges that have sent students are Elmhurst College, St. Olaf College, Middlebury College and "
+     "William Jewell College. It was founded in 1874 by Norwegian-American pastors."),
+    "St. Olaf College is a private liberal arts college in Northfield, Minnesota.",
+]
 SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
 
 WRONG = [
@@ -54,6 +59,9 @@ WRONG = [
     ("The lead singer of the Portland rock band goes by what alias?", "John Gourley is the lead singer of Portugal.",
      ALIAS),
     ("What retailer is the second-largest in the United States?", "Walmart", RETAILERS),
+    # "It" after a list of four colleges picks none of them out.
+    ("Which college that has sent students was founded in 1874?", "Elmhurst College was founded in 1874.",
+     COLLEGES),
 ]
 RIGHT = [
     ("What is the current name of the mansion built for the daughter of Asa Candler?", "Lullwater Estate", ESTATE),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import Stemmer
 
 from backend.rag.grounding.claims import Claim, Question
-from backend.rag.grounding.names import stands_together
+from backend.rag.grounding.names import NAME, stands_together
 from backend.rag.grounding.sentences import answer_claims, source_sentences
 from backend.rag.text_terms import AnalysedText, Term, analyse, english_stemmer
 
@@ -24,6 +24,7 @@ ANCHOR_AT = 1.0
 COPIES_AT = 0.8
 # A quoted title of a work, "Band of Brothers": its words name the work, they say nothing of their own.
 _QUOTED = re.compile(r"[\"“][^\"“”]{1,80}[\"”]")
+_LIST = re.compile(rf"{NAME}(?:\s*,\s*(?:and\s+)?{NAME}){{2,}}")
 _PRONOUN_START = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these|that|those)\b", re.IGNORECASE)
 
 
@@ -67,8 +68,8 @@ def sentence_support(
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """A source sentence, with the sentence before it when it opens with a pronoun ("It was designed by …"):
-    where an answer's new part must be found whole."""
+    """A source sentence, with the sentence before it when it opens with a pronoun ("It was designed by …")
+    and that sentence lists no three names: where an answer's new part must be found whole."""
 
     source_index: int
     stems: frozenset[str]
@@ -84,7 +85,9 @@ def source_places(sources: Sequence[str], stemmer: Stemmer.Stemmer) -> list[Plac
         sentences = source_sentences(source)
         analysed = [analyse(sentence, stemmer) for sentence in sentences]
         for at, sentence in enumerate(analysed):
-            around = [analysed[at - 1], sentence] if at and _PRONOUN_START.match(sentences[at]) else [sentence]
+            # "It was founded in 1874" after "… are A, B, C and D": the pronoun picks none of them out.
+            follows = at and _PRONOUN_START.match(sentences[at]) and not _LIST.search(sentences[at - 1])
+            around = [analysed[at - 1], sentence] if follows else [sentence]
             text = " ".join(sentences[at - len(around) + 1 : at + 1])
             stems = frozenset().union(*(s.stems for s in around))
             places.append(Place(
