@@ -24,9 +24,10 @@ Decisions, in order:
 5. Claims: every sentence with a new part must be supported as above, a name's words standing as one name
    (names.py). Then how the words relate (relations.py, competitors.py): a question asking "how many / how
    long …" wants a number; the answer to "directed by who?" must follow "directed by", not "written by"; "A
-   directed X" is wrong where the sources say "X … directed by B"; a name listed beside the answer ("founded by
-   A and B") that stands with more of the question's terms than the answer makes the answer doubtful.
-   Grounded when all hold.
+   directed X" is wrong where the sources say "X … directed by B"; a name given only after "behind / than /
+   unlike" does not answer; when the sources use the noun a "what / which" question asks for ("what alias"), a
+   sentence naming the answer must hold it; a name listed beside the answer ("founded by A and B") that stands
+   with more of the question's terms than the answer makes the answer doubtful. Grounded when all hold.
 6. A capable LLM (an injected ``verifier``), when there is one, decides an answer that failed step 5 only on
    word coverage, not on a number, name, negation or missing question term, and one that failed step 2: a
    paraphrase it can read.
@@ -35,8 +36,8 @@ Sentences about the documents or the assistant ("I could not find …") claim no
 in front of a claim ("I'm not sure, but …") is dropped and the claim checked. Without a question every content
 word is new and no question term is required. Parameters were chosen with ``axiom eval groundedness``
 (backend/eval/groundedness.py, docs/benchmarks.md). What the rules still cannot see: a relation other than
-"<verb> by" ("located in" vs "out of"), a bare "no" whose reason the sources put in other words, and a pronoun
-("It was founded in 1874") after a sentence listing several names.
+"<verb> by" ("located in" vs "out of", "previously published by"), and a "no" whose reason the sources put in
+other words.
 """
 
 from backend.rag.grounding.checker import GroundednessChecker, GroundednessVerdict, Method, Verifier
