@@ -1,5 +1,6 @@
-"""The groundedness rules beyond word coverage: names as one name, which option came first, "both", whose agent
-the answer is, a listed rival, the noun asked for, a wanted number. Each wrong answer below has every word in one source sentence."""
+"""The groundedness rules beyond word coverage: names as one name, which option came first, "both", whose
+agent the answer is, a listed rival, the noun asked for, a wanted number. Each wrong answer below has every
+word in one source sentence."""
 
 import pytest
 
@@ -10,14 +11,16 @@ ESTATE = [
      "Candler, daughter of Asa Candler.")
 ]
 MAGAZINES = [
-    "Harper's Bazaar (founded 1867) is an American fashion magazine. Vogue (founded 1892) is a fashion magazine."
+    ("Harper's Bazaar (founded 1867) is an American fashion magazine. "
+     "Vogue (founded 1892) is a fashion magazine.")
 ]
 BANDS = [
     ("The New Pornographers is a Canadian indie rock band formed in Vancouver. "
      "Kings of Leon is an American rock band that formed in Nashville.")
 ]
 BOTH_AMERICAN = [
-    "Tim McIlrath is an American punk rock musician. Spike Slawson is an American punk rock musician and singer."
+    ("Tim McIlrath is an American punk rock musician. "
+     "Spike Slawson is an American punk rock musician and singer.")
 ]
 FILM = [
     ("Beowulf is a 2007 fantasy film directed by Robert Zemeckis and written by Neil Gaiman and Roger Avary, "
@@ -29,53 +32,58 @@ FOUNDERS = [
 ]
 DYNASTY = ["The Ptolemaic dynasty ruled Egypt in the Hellenistic period. Their rule lasted for 275 years."]
 ALIAS = [
-    ("John Gourley is the lead singer and guitarist of the Portland rock band Portugal. Gourley is also a visual "
-     "artist who often uses the alias The Fantastic The.")
+    ("John Gourley is the lead singer and guitarist of the Portland rock band Portugal. "
+     "Gourley is also a visual artist who often uses the alias The Fantastic The.")
 ]
-RETAILERS = ["Target Corporation is the second-largest discount store retailer in the United States, behind Walmart."]
+RETAILERS = [
+    "Target Corporation is the second-largest discount store retailer in the United States, behind Walmart."
+]
 COLLEGES = [
-    ("Among the colleges that have sent students are Elmhurst College, St. Olaf College, Middlebury College and "
-     "William Jewell College. It was founded in 1874 by Norwegian-American pastors."),
-    "St. Olaf College is a private liberal arts college in Northfield, Minnesota.",
+    ("Among the colleges that have sent students are Elmhurst College, St. Olaf College, Middlebury College "
+     "and William Jewell College. It was founded in 1874 by Norwegian-American pastors."),
 ]
 SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
 
+MANSION = "What is the current name of the mansion built for the daughter of Asa Candler?"
+FIRST = "Which magazine was founded first, Harper's Bazaar or Vogue?"
+ROCK = "Are both The New Pornographers and Kings of Leon American rock bands?"
+PUNK = "Are both Tim McIlrath and Spike Slawson American punk rock musicians?"
+FIGHTER = "Which Lightweight division fighter founded the American Combat Association?"
+RULE = "How long was the rule of the Ptolemaic dynasty?"
+LEAD = "The lead singer of the Portland rock band goes by what alias?"
+RETAILER = "What retailer is the second-largest in the United States?"
+
 WRONG = [
-    ("What is the current name of the mansion built for the daughter of Asa Candler?", "Rainbow Estate", ESTATE),
-    ("Which magazine was founded first, Harper's Bazaar or Vogue?", "Vogue", MAGAZINES),
-    ("Are both The New Pornographers and Kings of Leon American rock bands?", "Yes", BANDS),
-    ("Are both The New Pornographers and Kings of Leon American rock bands?",
-     "Yes, both The New Pornographers and Kings of Leon are American rock bands.", BANDS),
-    ("Are both Tim McIlrath and Spike Slawson American punk rock musicians?", "No", BOTH_AMERICAN),
+    (MANSION, "Rainbow Estate", ESTATE),
+    (FIRST, "Vogue", MAGAZINES),
+    (ROCK, "Yes", BANDS),
+    (ROCK, "Yes, both The New Pornographers and Kings of Leon are American rock bands.", BANDS),
+    (PUNK, "No", BOTH_AMERICAN),
     ("Beowulf, a 2007 fantasy film, was directed by who?", "Neil Gaiman", FILM),
     ("Who directed the 2007 film Beowulf?", "Neil Gaiman", FILM),
     ("Who directed the 2007 film Beowulf?", "Neil Gaiman directed Beowulf.", FILM),
-    ("Which Lightweight division fighter founded the American Combat Association?", "Matthew Granahan",
-     FOUNDERS),
-    ("How long was the rule of the Ptolemaic dynasty?", "The rule of the Ptolemaic dynasty lasted a long time.",
-     DYNASTY),
-    ("What is the connection between Peter O'Meara and Norman Dike?", "Peter O'Meara played Norman Dike's brother.",
-     SERIES),
-    ("The lead singer of the Portland rock band goes by what alias?", "John Gourley is the lead singer of Portugal.",
-     ALIAS),
-    ("What retailer is the second-largest in the United States?", "Walmart", RETAILERS),
+    (FIGHTER, "Matthew Granahan", FOUNDERS),
+    (RULE, "The rule of the Ptolemaic dynasty lasted a long time.", DYNASTY),
+    ("What connects Peter O'Meara and Norman Dike?", "Peter O'Meara played Norman Dike's brother.", SERIES),
+    (LEAD, "John Gourley is the lead singer of Portugal.", ALIAS),
+    (RETAILER, "Walmart", RETAILERS),
     # "It" after a list of four colleges picks none of them out.
     ("Which college that has sent students was founded in 1874?", "Elmhurst College was founded in 1874.",
      COLLEGES),
 ]
 RIGHT = [
-    ("What is the current name of the mansion built for the daughter of Asa Candler?", "Lullwater Estate", ESTATE),
-    ("Which magazine was founded first, Harper's Bazaar or Vogue?", "Harper's Bazaar", MAGAZINES),
-    ("Are both The New Pornographers and Kings of Leon American rock bands?", "No", BANDS),
-    ("Are both Tim McIlrath and Spike Slawson American punk rock musicians?", "Yes", BOTH_AMERICAN),
+    (MANSION, "Lullwater Estate", ESTATE),
+    (FIRST, "Harper's Bazaar", MAGAZINES),
+    (ROCK, "No", BANDS),
+    (PUNK, "Yes", BOTH_AMERICAN),
     ("Beowulf, a 2007 fantasy film, was directed by who?", "Robert Zemeckis", FILM),
     ("Who wrote the 2007 film Beowulf?", "Neil Gaiman and Roger Avary", FILM),
     ("Who directed the 2007 film Beowulf?", "Robert Zemeckis directed Beowulf.", FILM),
-    ("Which Lightweight division fighter founded the American Combat Association?", "Kamal Shalorus", FOUNDERS),
-    ("How long was the rule of the Ptolemaic dynasty?", "Their rule lasted 275 years.", DYNASTY),
+    (FIGHTER, "Kamal Shalorus", FOUNDERS),
+    (RULE, "Their rule lasted 275 years.", DYNASTY),
     ("Who did Peter O'Meara play?", "Peter O'Meara played Norman Dike.", SERIES),
-    ("The lead singer of the Portland rock band goes by what alias?", "The Fantastic The", ALIAS),
-    ("What retailer is the second-largest in the United States?", "Target Corporation", RETAILERS),
+    (LEAD, "The Fantastic The", ALIAS),
+    (RETAILER, "Target Corporation", RETAILERS),
 ]
 
 

@@ -18,9 +18,10 @@ Decisions, in order:
    yes/no question may be answered "yes".
 2. "Both A and B are P" (or "yes"/"no" to whether both are): P must stand with each name for "yes", and "no"
    is wrong when it does (both.py).
-3. Fast: when under ``ungrounded_below`` of the new words and trigrams are anywhere in the sources, the answer is
-   not grounded (``fast_score``).
-4. A choice about time ("Who was born first, A or B?") is decided by the years the sources give (comparison.py).
+3. Fast: when under ``ungrounded_below`` of the new words and trigrams are anywhere in the sources, the
+   answer is not grounded (``fast_score``).
+4. A choice about time ("Who was born first, A or B?") is decided by the years the sources give
+   (comparison.py).
 5. Claims: every sentence with a new part must be supported as above, a name's words standing as one name
    (names.py). Then how the words relate (relations.py, competitors.py): a question asking "how many / how
    long …" wants a number; the answer to "directed by who?" must follow "directed by", not "written by"; "A

@@ -1,11 +1,11 @@
 """"Both A and B are P": P must be said of each.
 
-"Are both The New Pornographers and Kings of Leon American rock bands?" — "Yes" (or "Yes, both … are American
-rock bands") repeats the question's words, which the sources hold: one sentence calls Kings of Leon an American
-rock band, another calls The New Pornographers a Canadian one. The claim is two claims, one per name, and each
-must stand in one sentence naming that name: the name's words and every word of P that the sources hold. The names are read as the
-sources write them: of the ways to cut "A and B …" the one whose both names a source holds word for word.
-"No" to whether both are P is wrong when a sentence says P of each.
+"Are both The New Pornographers and Kings of Leon American rock bands?" — "Yes" (or "Yes, both … are
+American rock bands") repeats the question's words, which the sources hold: one sentence calls Kings of Leon
+an American rock band, another calls The New Pornographers a Canadian one. The claim is two claims, one per
+name, and each must stand in one sentence naming that name: the name's words and every word of P that the
+sources hold. The names are read as the sources write them: of the ways to cut "A and B …" the one whose
+both names a source holds word for word. "No" to whether both are P is wrong when a sentence says P of each.
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ def both_mismatch(answer: str, question: str | None, places: Sequence[Place], st
         if said is None:
             return None
         lone, checkable = _without(said, places, stemmer)
-        return f"the sources say it of both {said[0]!r} and {said[1]!r}" if checkable and lone is None else None
+        both = checkable and lone is None
+        return f"the sources say it of both {said[0]!r} and {said[1]!r}" if both else None
     said = next(filter(None, (_names_and_predicate(s, sources) for s in split_sentences(answer))), None)
     if said is None and question and _YES.match(answer):
         said = _names_and_predicate(question, sources)

@@ -1,4 +1,5 @@
-"""The groundedness checker: the steps of the package docstring in order, and the verifier's say on a paraphrase."""
+"""The groundedness checker: the steps of the package docstring in order, and the verifier's say on a
+paraphrase."""
 
 from __future__ import annotations
 
@@ -112,7 +113,9 @@ class GroundednessChecker:
             if right_pick:  # the pick is decided; what else the answer says is checked as usual
                 parts = [p for p in parts if not {t.stem for t in p.checked} <= asked.counts.keys()]
                 if not parts:
-                    return GroundednessVerdict(is_grounded=True, score=1.0, fast_score=overlap, method="claims")
+                    return GroundednessVerdict(
+                        is_grounded=True, score=1.0, fast_score=overlap, method="claims"
+                    )
         checked = [
             claim_support(part, places, *anchor_terms(part, asked, source_stems, self._anchor_at), self._support_at)
             for part in parts
@@ -150,23 +153,27 @@ def _relation_problem(question: str | None, asked: Question, parts: Sequence[Cla
     """What is wrong with how a supported answer relates its words, or None (the rules of step 5)."""
     new_terms = [t for part in parts for t in part.checked]
     sentences = [part.sentence for part in parts]
-    if asked.form == "wh" and asks_for_a_number(question) and not names_a_number(new_terms):
-        return "the question asks for a number and the answer gives none"
     if other := agent_of_another(asked_relations(question, sentences, new_terms, stemmer), new_terms, places):
         return f"in the sources the answer is who {other} it, not the relation asked about"
     if agent := other_agent(sentences, places, stemmer):
         return f"the sources name {agent!r} as the one who did it"
-    if asked.form == "wh" and only_contrasted(new_terms, places):
+    if asked.form != "wh":
+        return None
+    if asks_for_a_number(question) and not names_a_number(new_terms):
+        return "the question asks for a number and the answer gives none"
+    if only_contrasted(new_terms, places):
         return "the sources name the answer only to set something else against it"
-    if asked.form == "wh" and lacks_the_noun(head_noun(question, stemmer), new_terms, places):
+    if lacks_the_noun(head_noun(question, stemmer), new_terms, places):
         return "no sentence naming the answer says it is what the question asks for"
-    if asked.form == "wh" and (rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer)):
+    if rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer):
         return f"the sources list {rival!r} beside the answer, with more of what the question asks"
     return None
 
 
 def _rejected(issue: str, overlap: float) -> GroundednessVerdict:
-    return GroundednessVerdict(is_grounded=False, score=0.0, fast_score=overlap, method="claims", issues=[issue])
+    return GroundednessVerdict(
+        is_grounded=False, score=0.0, fast_score=overlap, method="claims", issues=[issue]
+    )
 
 
 def _verdict_from_llm(verdict: LLMVerdict, overlap_score: float) -> GroundednessVerdict:

@@ -1,6 +1,6 @@
-"""What an answer claims beyond its question: each sentence's new part (the terms the question does not hold or
-holds fewer times, a negation it does not make), a restatement of the question, and the overlap of the new part
-with all sources together (the fast path)."""
+"""What an answer claims beyond its question: each sentence's new part (the terms the question does not
+hold or holds fewer times, a negation it does not make), a restatement of the question, and the overlap of
+the new part with all sources together (the fast path)."""
 
 from __future__ import annotations
 

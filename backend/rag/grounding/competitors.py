@@ -46,9 +46,9 @@ def _listed_together(text: str, first: tuple[int, int], second: tuple[int, int])
     if _AND_OR.search(between):
         return not _VERB.search(between) and len(between.split()) <= _LIST_GAP_WORDS
     # "A, B" alone may be a place and its region: a list has a third item after it, or before it.
-    return bool(_COMMA_ONLY.fullmatch(between)) and bool(
-        _NEXT_ITEM.match(text[max(first[1], second[1]):]) or _PREVIOUS_ITEM.search(text[:min(first[0], second[0])])
-    )
+    after, before = text[max(first[1], second[1]):], text[:min(first[0], second[0])]
+    listed = _NEXT_ITEM.match(after) or _PREVIOUS_ITEM.search(before)
+    return bool(_COMMA_ONLY.fullmatch(between)) and bool(listed)
 
 
 def _coverage(name: frozenset[str], places: Sequence[Place], asked: frozenset[str]) -> int:

@@ -1,9 +1,10 @@
-"""Two relations a word-level check misses: whose agent the answer is, and whether a quantity is given.
+"""Relations a word-level check misses: whose agent the answer is, what it is set against, whether it is
+the thing asked for, whether a quantity is given.
 
-"… a 2007 film, directed by who?" (or "Who directed …?") answered "Neil Gaiman" from "directed by Robert Zemeckis and written by Neil
-Gaiman": every word stands in the sentence, but the name follows "written by". When the question (or the
-answer) names the relation as "<verb> by", the answer's name in the supporting sentence must follow that
-"<verb> by", not another one, whenever the sentence has that "<verb> by" at all.
+"… a 2007 film, directed by who?" (or "Who directed …?") answered "Neil Gaiman" from "directed by Robert
+Zemeckis and written by Neil Gaiman": every word stands in the sentence, but the name follows "written by".
+When the question (or the answer) names the relation as "<verb> by", the answer's name in the supporting
+sentence must follow that "<verb> by", not another one, whenever the sentence has that "<verb> by" at all.
 
 The same holds the other way round: "Lucy Gordon directed Serendipity" is contradicted by a sentence naming
 Serendipity and "directed by Peter Chelsom".
@@ -68,7 +69,8 @@ def asked_relations(question: str | None, sentences: Sequence[str], new: Sequenc
     for sentence in sentences:
         terms = analyse(sentence, stemmer).terms
         verbs |= {
-            verb for at, verb in _verbs_before_by(terms) if at + 1 < len(terms) and terms[at + 1].stem in new_stems
+            verb for at, verb in _verbs_before_by(terms)
+            if at + 1 < len(terms) and terms[at + 1].stem in new_stems
         }
     return verbs
 

@@ -1,5 +1,5 @@
-"""The sentences of an answer or a source as the groundedness check reads them: citation markers, attributions,
-list markers and hedges removed; sentences about the documents or the assistant dropped."""
+"""The sentences of an answer or a source as the groundedness check reads them: citation markers,
+attributions, list markers and hedges removed; sentences about the documents or the assistant dropped."""
 
 from __future__ import annotations
 

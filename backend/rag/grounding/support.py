@@ -1,5 +1,5 @@
-"""Where an answer's new part is supported: a single source sentence (with the one before it when it opens with a
-pronoun) holding the new part whole and the question's terms the answer relates it to."""
+"""Where an answer's new part is supported: a single source sentence (with the one before it when it opens
+with a pronoun) holding the new part whole and the question's terms the answer relates it to."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def claim_support(part: Claim, places: Sequence[Place], anchor: frozenset[str], 
             or (part.new_negation and not place.negated)
             or len(anchor & place.stems) < needed
             or not all(
-                stands_together(run, place.terms) for run in part.names if checked_stems & set(run) <= place.stems
+                stands_together(run, place.terms)
+                for run in part.names if checked_stems & set(run) <= place.stems
             )
         )
         candidate = SentenceSupport(
