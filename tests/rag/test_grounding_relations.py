@@ -42,6 +42,7 @@ COLLEGES = [
     ("Among the colleges that have sent students are Elmhurst College, St. Olaf College, Middlebury College "
      "and William Jewell College. It was founded in 1874 by Norwegian-American pastors."),
 ]
+BOOKS = ["BERT was pre-trained on the books corpus, and on Wikipedia."]
 SERIES = ["Peter O'Meara played 1st Lt Norman Dike in the HBO series \"Band of Brothers\"."]
 
 MANSION = "What is the current name of the mansion built for the daughter of Asa Candler?"
@@ -84,6 +85,8 @@ RIGHT = [
     ("Who did Peter O'Meara play?", "Peter O'Meara played Norman Dike.", SERIES),
     (LEAD, "The Fantastic The", ALIAS),
     (RETAILER, "Target Corporation", RETAILERS),
+    # The answer capitalises what the source writes in lower case: no name of the source is the answer's.
+    ("Which corpus was BERT pre-trained on?", "Books Corpus", BOOKS),
 ]
 
 

@@ -73,6 +73,8 @@ def better_listed_name(checked: Sequence[Term], question_stems: frozenset[str], 
             continue
         names = list(_names(place, stemmer))
         spans = [(start, end) for stems, start, end in names if answer & stems]
+        if not spans:  # the answer's words stand here, but not capitalised as a name
+            continue
         for stems, start, end in names:
             if stems & answer or stems <= question_stems:
                 continue
