@@ -1,6 +1,6 @@
 """What a question already says: its key terms and its form. Pure functions over the question's text.
 
-An answer is judged on what it adds to its question (backend/rag/grounding.py): the question's own words are
+An answer is judged on what it adds to its question (backend/rag/grounding/): the question's own words are
 given, and repeating them states nothing. Whether an answer must add something depends on the form: a "wh"
 question asks for something new; a yes/no question ("Are both X and Y magazines?") or a choice ("Who was born
 first, A or B?") is answered with the question's own words ("yes", "B").

@@ -1,7 +1,7 @@
 """The terms of a text as the groundedness check compares them: content words stemmed, numbers as digits,
 proper names and negations marked.
 
-Shared by the answer check (backend/rag/grounding.py) and the question's key terms
+Shared by the answer check (backend/rag/grounding/) and the question's key terms
 (backend/rag/question_terms.py), so an answer word and a question word match exactly when their stems do.
 """
 
