@@ -72,3 +72,28 @@ def test_a_paraphrase_is_found_by_meaning_but_meaning_alone_never_answers(embedd
 def test_a_compound_question_is_answerable_when_one_part_is():
     question = "Who designed the Harbour Bridge, and when did it open?"
     assert judge(question, BRIDGE, POLICY, never_close).answerable
+
+
+# From the FAA's proposed airworthiness directive for the 737 MAX (Federal Register 2020-17221).
+NOTICE = [
+    passage(0, "DATES: The FAA must receive comments on this proposed AD by September 21, 2020. ADDRESSES: You may "
+               "send comments, using the procedures found in 14 CFR 11.43 and 11.45.", "notice.pdf"),
+    passage(1, "The data from the flight data recorders indicated that if a single erroneously high AOA sensor "
+               "input is received by the flight control system, the maneuvering characteristics augmentation "
+               "system (MCAS) can command repeated airplane nose-down trim of the horizontal stabilizer.",
+            "notice.pdf"),
+]
+
+
+@pytest.mark.parametrize("question", [
+    "When is the deadline for comments?",  # "deadline" names the kind of answer, and no sentence says it
+    "What does MCAS stand for?",  # answered by the definition, which never says "stand"
+])
+def test_the_words_that_only_name_the_answer_kind_are_not_required(question):
+    assert judge(question, NOTICE, POLICY, never_close).answerable
+
+
+def test_a_section_number_is_no_quantity():
+    evaluation = [passage(0, "4.1 Evaluation Method\nWe evaluated the obtained tables as follows. For each row in a "
+                             "table, we added a summary of the source articles.")]
+    assert not judge("How many people evaluated the tables?", evaluation, POLICY, never_close).answerable
