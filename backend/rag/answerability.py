@@ -12,9 +12,9 @@ Two tests, both read from the evidence and neither from a language model:
    for that the question does not already contain (a name for "who", a date for "when", a number for "how
    many"). A key term the sentence itself carries counts fully; one only the sentence before it carries (which often
    names what the sentence's "it" or "this" refers to) counts ``context_weight``, and one only its document's title
-   carries counts ``title_weight``: an answer often does not repeat the study it reports ("25 620 participants were
-   randomly assigned" in an abstract whose title names the trial), while context must not stand in for the
-   sentence's own words. An abbreviation the passages define carries the words of its long form.
+   carries counts ``title_weight``: an answer often does not repeat the subject of its study ("Of 10,808 adult
+   patients (49% male), 274 (2.5%) were admitted for HF" under the title "Heart failure admissions in adults with
+   congenital heart disease"), while context must not stand in for the sentence's own words. An abbreviation the passages define carries the words of its long form.
 """
 
 from __future__ import annotations
@@ -152,9 +152,9 @@ def _typed_sentence_coverage(
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
     """Each document's title as far as the passages show it: the first line of a document's first parent
-    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…), when a line of its own short enough to be
-    a title.
-    A title found at ingestion and carried by the passages would plug in here, for every passage of a document."""
+    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…), when it is a line of its own and short
+    enough to be a title. A title found at ingestion and carried by the passages would plug in here, for every
+    passage of a document."""
     titles = {}
     for passage in passages:
         first_line, _, rest = passage.parent.text.strip().partition("\n")
