@@ -209,8 +209,9 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def sweep_policies() -> list[AnswerabilityPolicy]:
-    """The grid `--sweep` scores: coverage × similarity × margin at the chosen weights, then the weights of the
-    sentence before and of the title at the chosen thresholds. A similarity above 1 switches the meaning test off."""
+    """The grid `--sweep` scores: coverage × similarity × margin at the chosen weights, then the weights of
+    the sentence before and of the title at the chosen thresholds. A similarity above 1 switches the meaning
+    test off."""
     chosen = AnswerabilityPolicy()
     thresholds = [
         AnswerabilityPolicy(coverage, similarity, margin)

@@ -19,12 +19,13 @@ from backend.retrieval.tokenize import Tokenizer
 AnswerType = Literal["person", "time", "place", "quantity", "unknown"]
 
 # An optional lead-in before the question word: "and when…", "in how many…", "so who…", "over what period…".
-_LEAD = r"^\W*(?:(?:and|but|so|then|in|on|at|by|for|from|to|of|since|until|during|over|within|after|before)\s+)?"
+_LEAD = (r"^\W*(?:(?:and|but|so|then|in|on|at|by|for|from|to|of|since|until|during|over|within|after|before)"
+         r"\s+)?")
 _COPULA = r"(?:is|was|are|were|does|did|do)\s+(?:the\s+|a\s+|an\s+)?"
 _QUANTITY_NOUNS = (
     r"(?:number|percentage|percent|proportion|fraction|share|ratio|amount|quantity|dose|dosage|rate|score|size|"
-    r"cost|price|age|length|duration|weight|height|distance|speed|temperature|population|accuracy|count|total|"
-    r"recall|precision|f1|f-score)"  # a measure reported as a number
+    r"cost|price|age|length|duration|weight|height|distance|speed|temperature|population|accuracy|count|"
+    r"total|recall|precision|f1|f-score)"  # a measure reported as a number
 )
 _TIME_NOUNS = r"(?:year|years|date|day|month|decade|century|time|season|era|period|deadline)"
 _PLACE_NOUNS = r"(?:country|countries|city|cities|town|state|region|place|location|continent|province|island)"
@@ -119,9 +120,15 @@ def expected_answer_type(question: str) -> AnswerType:
 
 
 def key_terms(question: str) -> frozenset[str]:
-    """The question's topic words, stemmed: its words minus function words and the words of its frame."""
+    """The question's topic words, stemmed: its words minus function words and the words of its frame. A
+    frame word capitalised inside a question in sentence case is part of a name ("the Document Reader"), so
+    topic."""
     words = _WORD.findall(_FRAME_PHRASES.sub(" ", question))
-    return frozenset(_KEY_TERMS.tokenize(" ".join(w for w in words if w.casefold() not in _FRAME_WORDS)))
+    sentence_case = sum(w[0].isupper() for w in words) * 2 < len(words)
+    named = {index for index, w in enumerate(words) if index > 0 and sentence_case and w[0].isupper()}
+    return frozenset(_KEY_TERMS.tokenize(" ".join(
+        w for index, w in enumerate(words) if index in named or w.casefold() not in _FRAME_WORDS
+    )))
 
 
 def text_terms(text: str) -> frozenset[str]:

@@ -8,13 +8,14 @@ Two tests, both read from the evidence and neither from a language model:
    query's best*: a passage is kept when its relevance is within ``relevance_margin`` of the best one.
 2. **An answer-bearing sentence.** Some sentence of the kept passages must carry the question's key terms
    (weighted by how rare each is among the passages' sentences, so the topic words every passage shares count
-   little and a word no passage holds counts most) and, for a typed question, hold a candidate of the type asked
-   for that the question does not already contain (a name for "who", a date for "when", a number for "how
-   many"). A key term the sentence itself carries counts fully; one only the sentence before it carries (which often
-   names what the sentence's "it" or "this" refers to) counts ``context_weight``, and one only its document's title
-   carries counts ``title_weight``: an answer often does not repeat the subject of its study ("Of 10,808 adult
-   patients (49% male), 274 (2.5%) were admitted for HF" under the title "Heart failure admissions in adults with
-   congenital heart disease"), while context must not stand in for the sentence's own words. An abbreviation the passages define carries the words of its long form.
+   little and a word no passage holds counts most) and, for a typed question, hold a candidate of the type
+   asked for that the question does not already contain (a name for "who", a date for "when", a number for
+   "how many"). A key term the sentence itself carries counts fully; one only the sentence before it carries
+   (which often names what the sentence's "it" or "this" refers to) counts ``context_weight``, and one only
+   its document's title carries counts ``title_weight``: an answer often does not repeat the subject of its
+   study ("Of 10,808 adult patients (49% male), 274 (2.5%) were admitted for HF" under the title "Heart
+   failure admissions in adults with congenital heart disease"), while context must not stand in for the
+   sentence's own words. An abbreviation the passages define carries the words of its long form.
 """
 
 from __future__ import annotations
@@ -100,10 +101,8 @@ def _judge_part(
     "BooksCorpus and Wikipedia") are found by meaning, while the meaning alone never answers (every on-topic
     sentence is close)."""
     kind = expected_answer_type(question)
-    candidates = sorted(
-        ((coverage, sentence) for sentence, coverage in _typed_sentence_coverage(question, kind, passages, policy)),
-        key=lambda pair: -pair[0],
-    )
+    typed = _typed_sentence_coverage(question, kind, passages, policy)
+    candidates = sorted(((coverage, sentence) for sentence, coverage in typed), key=lambda pair: -pair[0])
     if not candidates:
         return Verdict(False, kind, 0.0, None, None)
     coverage, sentence = candidates[0]
@@ -152,9 +151,9 @@ def _typed_sentence_coverage(
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
     """Each document's title as far as the passages show it: the first line of a document's first parent
-    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…), when it is a line of its own and short
-    enough to be a title. A title found at ingestion and carried by the passages would plug in here, for every
-    passage of a document."""
+    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…), when it is a line of its own and
+    short enough to be a title. A title found at ingestion and carried by the passages would plug in here, for
+    every passage of a document."""
     titles = {}
     for passage in passages:
         first_line, _, rest = passage.parent.text.strip().partition("\n")
@@ -173,7 +172,8 @@ def _term_weights(key: frozenset[str], sentences: Sequence[_Words]) -> dict[str,
     """Inverse sentence frequency among the passages: a term in every sentence weighs little, one in none most."""
     count = len(sentences)
     return {
-        term: math.log((count + 1) / (sum(carries(term, *words) for words in sentences) + 0.5)) for term in key
+        term: math.log((count + 1) / (sum(carries(term, *words) for words in sentences) + 0.5))
+        for term in key
     }
 
 
@@ -189,7 +189,7 @@ def _with_long_forms(folded_sentence: str, defined: dict[str, str]) -> str:
 
 
 def _coverage(weights: dict[str, float], sources: Sequence[tuple[_Words, float]]) -> float:
-    """The share of the key terms' weight carried, each term counted at the highest weight of a text carrying it."""
+    """The share of the key terms' weight carried, each at the highest weight of a text carrying it."""
     total = sum(weights.values())
     if total <= 0:
         return 1.0  # no key terms: the type test alone decides

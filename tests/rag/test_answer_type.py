@@ -57,6 +57,12 @@ def test_key_terms_drop_the_question_frame_and_function_words():
     # "stand for" asks for a long form; the definition "… augmentation system (MCAS)" never says "stand".
     assert key_terms("What does MCAS stand for?") == {"mcas"}
     assert key_terms("What is BERT short for?") == {"bert"}
+    # A frame word capitalised inside the question is part of a name, and the name is the topic: DrQA's
+    # "Document Reader" is not any reader. In a question in title case, capitals name nothing.
+    assert key_terms("How many GPUs were used to train the Document Reader?") == {
+        "gpus", "train", "document", "reader"}
+    assert key_terms("How many GPUs were used to train the document reader?") == {"gpus", "train", "reader"}
+    assert key_terms("What Is The Main Idea Of The Paper?") == frozenset()
 
 
 def test_a_term_is_carried_by_its_stem_or_inside_glued_pdf_words():

@@ -82,11 +82,13 @@ def test_a_compound_question_is_answerable_when_one_part_is():
 
 # From the FAA's proposed airworthiness directive for the 737 MAX (Federal Register 2020-17221).
 NOTICE = [
-    passage(0, "DATES: The FAA must receive comments on this proposed AD by September 21, 2020. ADDRESSES: You may "
-               "send comments, using the procedures found in 14 CFR 11.43 and 11.45.", "notice.pdf"),
-    passage(1, "The data from the flight data recorders indicated that if a single erroneously high AOA sensor "
-               "input is received by the flight control system, the maneuvering characteristics augmentation "
-               "system (MCAS) can command repeated airplane nose-down trim of the horizontal stabilizer.",
+    passage(0, "DATES: The FAA must receive comments on this proposed AD by September 21, 2020. "
+               "ADDRESSES: You may send comments, using the procedures found in 14 CFR 11.43 and 11.45.",
+            "notice.pdf"),
+    passage(1, "The data from the flight data recorders indicated that if a single erroneously high AOA "
+               "sensor input is received by the flight control system, the maneuvering characteristics "
+               "augmentation system (MCAS) can command repeated airplane nose-down trim of the horizontal "
+               "stabilizer.",
             "notice.pdf"),
 ]
 
@@ -100,8 +102,8 @@ def test_the_words_that_only_name_the_answer_kind_are_not_required(question):
 
 
 def test_a_section_number_is_no_quantity():
-    evaluation = [passage(0, "4.1 Evaluation Method\nWe evaluated the obtained tables as follows. For each row in a "
-                             "table, we added a summary of the source articles.")]
+    evaluation = [passage(0, "4.1 Evaluation Method\nWe evaluated the obtained tables as follows. "
+                             "For each row in a table, we added a summary of the source articles.")]
     assert not judge("How many people evaluated the tables?", evaluation, POLICY, never_close).answerable
 
 
@@ -109,9 +111,10 @@ def test_a_section_number_is_no_quantity():
 HEART_FAILURE = [passage(0, (
     "Heart failure admissions in adults with congenital heart disease; risk factors and prognosis.\n\n"
     "BACKGROUND Heart failure (HF) is a serious complication and often the cause of death in adults with "
-    "congenital heart disease (CHD). METHODS The Dutch CONCOR registry was linked to the Hospital Discharge Registry "
-    "and National Mortality Registry to obtain data on HF-admissions and mortality. RESULTS Of 10,808 adult "
-    "patients (49% male), 274 (2.5%) were admitted for HF during a median follow-up period of 21 years."
+    "congenital heart disease (CHD). METHODS The Dutch CONCOR registry was linked to the Hospital Discharge "
+    "Registry and National Mortality Registry to obtain data on HF-admissions and mortality. "
+    "RESULTS Of 10,808 adult patients (49% male), 274 (2.5%) were admitted for HF during a median "
+    "follow-up period of 21 years."
 ), "scifact-24408040.txt", document="s")]
 
 
@@ -120,7 +123,7 @@ def test_the_documents_title_carries_the_subject_an_answer_does_not_repeat():
     verdict = judge(question, HEART_FAILURE, POLICY, never_close)
     assert verdict.answerable and "274" in verdict.sentence
     assert not judge(question, HEART_FAILURE, AnswerabilityPolicy(title_weight=0.0), never_close).answerable
-    # Not a title: the same text when the passage does not open its document, or a first line with nothing after.
+    # Not a title: the same text in a passage not opening its document; a first line with nothing after.
     later = [passage(3, HEART_FAILURE[0].parent.text, document="s")]
     assert not judge(question, later, POLICY, never_close).answerable
     assert document_titles([passage(0, "One line only, no title.")]) == {}
@@ -138,8 +141,8 @@ def test_the_title_counts_below_the_sentences_own_words():
 
 def test_the_sentence_before_counts_below_the_sentences_own_words():
     # After DrQA (Chen et al., 2017): "trained" and "Document Reader" only in the sentence before the number.
-    reader = [passage(1, "A single Document Reader model is trained on the SQuAD training set only and used on all "
-                         "evaluation sets. The model uses 3 layers and 128 hidden units.")]
+    reader = [passage(1, "A single Document Reader model is trained on the SQuAD training set only and "
+                         "used on all evaluation sets. The model uses 3 layers and 128 hidden units.")]
     question = "How many layers does the trained Document Reader use?"
     own_only = judge(question, reader, AnswerabilityPolicy(context_weight=0.0), never_close).coverage
     weighted = judge(question, reader, POLICY, never_close).coverage
