@@ -151,16 +151,14 @@ def _typed_sentence_coverage(
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
     """Each document's title as far as the passages show it: the first line of a document's first parent
-    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…), when it is a line of its own and
-    short enough to be a title. A title found at ingestion and carried by the passages would plug in here, for
+    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…; a title alone on its page's first lines
+    may be a parent of its own), when short enough to be a title. A title found at ingestion and carried by the passages would plug in here, for
     every passage of a document."""
     titles = {}
     for passage in passages:
-        first_line, _, rest = passage.parent.text.strip().partition("\n")
-        if passage.parent.parent_id.endswith(_FIRST_PARENT) and rest:  # a title is a line of its own
-            first_line = first_line.strip()
-            if 0 < len(first_line) <= _MAX_TITLE_CHARS:
-                titles[passage.parent.document_id] = first_line
+        first_line = passage.parent.text.strip().partition("\n")[0].strip()
+        if passage.parent.parent_id.endswith(_FIRST_PARENT) and 0 < len(first_line) <= _MAX_TITLE_CHARS:
+            titles[passage.parent.document_id] = first_line
     return titles
 
 

@@ -3,6 +3,8 @@ and the meaning test with the real bundled embedder."""
 
 import pytest
 
+from backend.ingest.chunker import ParentChildChunker
+from backend.models import Chunk, LoadedDocument, Page, Passage
 from backend.rag.answerability import (
     AnswerabilityPolicy,
     closest_passages,
@@ -123,10 +125,10 @@ def test_the_documents_title_carries_the_subject_an_answer_does_not_repeat():
     verdict = judge(question, HEART_FAILURE, POLICY, never_close)
     assert verdict.answerable and "274" in verdict.sentence
     assert not judge(question, HEART_FAILURE, AnswerabilityPolicy(title_weight=0.0), never_close).answerable
-    # Not a title: the same text in a passage not opening its document; a first line with nothing after.
+    # Not a title: the same text in a passage not opening its document; a first line too long for a title.
     later = [passage(3, HEART_FAILURE[0].parent.text, document="s")]
     assert not judge(question, later, POLICY, never_close).answerable
-    assert document_titles([passage(0, "One line only, no title.")]) == {}
+    assert document_titles([passage(0, "A first line that runs on. " * 10 + "\nThe next line.")]) == {}
 
 
 def test_the_title_counts_below_the_sentences_own_words():
@@ -148,3 +150,15 @@ def test_the_sentence_before_counts_below_the_sentences_own_words():
     weighted = judge(question, reader, POLICY, never_close).coverage
     full = judge(question, reader, AnswerabilityPolicy(context_weight=1.0), never_close).coverage
     assert own_only < weighted < full == 1.0
+
+
+def test_the_title_is_found_in_the_chunkers_first_parent_only():
+    """Ties ``document_titles`` to how ``ParentChildChunker`` names a document's parents."""
+    body = " ".join(["Of 10,808 adult patients, 274 were admitted for heart failure."] * 60)
+    document = LoadedDocument("hf.txt", "txt", (Page(1, f"Heart failure admissions in adults\n\n{body}"),))
+    parents, _ = ParentChildChunker(2000, 200, 400, 50).chunk(document, "hf")
+    assert len(parents) > 1
+    passages = [Passage(parent, Chunk(f"{parent.parent_id}-c0", parent.parent_id, "hf", "hf.txt", 1, ""), 0.5)
+                for parent in parents]
+    assert document_titles(passages) == {"hf": "Heart failure admissions in adults"}
+    assert document_titles(passages[1:]) == {}
