@@ -185,9 +185,11 @@ def _eval_answerability(args: argparse.Namespace, settings: Settings) -> int:
         )
         print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
         if args.sweep:
-            print(f"{'coverage':>9}{'similarity':>11}{'margin':>8}{'answered':>10}{'not-found':>11}")
+            print(f"{'coverage':>9}{'similarity':>11}{'margin':>8}{'context':>8}{'title':>6}{'answered':>10}"
+                  f"{'not-found':>11}")
             for tried, answered, not_found in sweep(retrieved, sweep_policies(), services.embedder):
                 print(f"{tried.min_coverage:>9.2f}{tried.min_similarity:>11.2f}{tried.relevance_margin:>8.2f}"
+                      f"{tried.context_weight:>8.2f}{tried.title_weight:>6.2f}"
                       f"{answered:>10.3f}{not_found:>11.3f}")
     return 0
 

@@ -209,10 +209,20 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def sweep_policies() -> list[AnswerabilityPolicy]:
-    """The grid `--sweep` scores; a similarity above 1 switches the meaning test off."""
-    return [
+    """The grid `--sweep` scores: coverage × similarity × margin at the chosen weights, then the weights of
+    the sentence before and of the title at the chosen thresholds. A similarity above 1 switches the meaning
+    test off."""
+    chosen = AnswerabilityPolicy()
+    thresholds = [
         AnswerabilityPolicy(coverage, similarity, margin)
         for margin in (0.1, 0.15, 0.2, 1.0)
         for similarity in (0.6, 0.65, 0.7, 0.75, 1.01)
         for coverage in (0.6, 0.7, 0.75, 0.8, 0.9)
     ]
+    weights = [
+        AnswerabilityPolicy(context_weight=context, title_weight=title)
+        for context in (0.5, 0.75, 1.0)
+        for title in (0.0, 0.25, 0.5, 0.75, 1.0)
+        if (context, title) != (chosen.context_weight, chosen.title_weight)
+    ]
+    return thresholds + weights

@@ -18,14 +18,16 @@ from backend.retrieval.tokenize import Tokenizer
 
 AnswerType = Literal["person", "time", "place", "quantity", "unknown"]
 
-# An optional lead-in before the question word: "and when…", "in how many…", "so who…".
-_LEAD = r"^\W*(?:(?:and|but|so|then|in|on|at|by|for|from|to|of|since|until|during)\s+)?"
+# An optional lead-in before the question word: "and when…", "in how many…", "so who…", "over what period…".
+_LEAD = (r"^\W*(?:(?:and|but|so|then|in|on|at|by|for|from|to|of|since|until|during|over|within|after|before)"
+         r"\s+)?")
 _COPULA = r"(?:is|was|are|were|does|did|do)\s+(?:the\s+|a\s+|an\s+)?"
 _QUANTITY_NOUNS = (
     r"(?:number|percentage|percent|proportion|fraction|share|ratio|amount|quantity|dose|dosage|rate|score|size|"
-    r"cost|price|age|length|duration|weight|height|distance|speed|temperature|population|accuracy|count|total)"
+    r"cost|price|age|length|duration|weight|height|distance|speed|temperature|population|accuracy|count|"
+    r"total|recall|precision|f1|f-score)"  # a measure reported as a number
 )
-_TIME_NOUNS = r"(?:year|years|date|day|month|decade|century|time|season|era)"
+_TIME_NOUNS = r"(?:year|years|date|day|month|decade|century|time|season|era|period|deadline)"
 _PLACE_NOUNS = r"(?:country|countries|city|cities|town|state|region|place|location|continent|province|island)"
 _PERSON_NOUNS = r"(?:person|people|author|authors|inventor|founder|company|organi[sz]ation|institution|sponsor)"
 _HOW = r"how\s+(?:many|much|long|old|far|fast|big|large|high|tall|often|deep|wide|heavy|quickly|frequently|soon)"
@@ -56,7 +58,7 @@ _SECOND_QUESTION = re.compile(r"[,;]?\s+(?:and|or|but)\s+(?=(?:who|whom|whose|wh
 _FRAME_WORDS = frozenset(
     """
     number percentage percent proportion fraction share ratio amount quantity total count
-    year years date day month decade century time season era
+    year years date day month decade century time season era period periods deadline deadlines
     country countries city cities town region place location continent province
     person people
     study studies paper papers article articles document documents text texts file files report reports book
@@ -71,6 +73,8 @@ _FRAME_WORDS = frozenset(
     achieved obtain obtained happen happened mean called name named exactly approximately roughly
     """.split()  # noqa: SIM905
 )
+# Phrases of the frame: "What does MCAS stand for?" asks for MCAS's long form, and "stand" is in no answer.
+_FRAME_PHRASES = re.compile(_HOW + r"|\b(?:stands?|short)\s+for\b", re.IGNORECASE)
 _KEY_TERMS = Tokenizer()
 _WORD = re.compile(r"[^\W_]+")
 
@@ -116,9 +120,15 @@ def expected_answer_type(question: str) -> AnswerType:
 
 
 def key_terms(question: str) -> frozenset[str]:
-    """The question's topic words, stemmed: its words minus function words and the words of its frame."""
-    words = _WORD.findall(re.sub(_HOW, " ", question, flags=re.IGNORECASE))
-    return frozenset(_KEY_TERMS.tokenize(" ".join(w for w in words if w.casefold() not in _FRAME_WORDS)))
+    """The question's topic words, stemmed: its words minus function words and the words of its frame. A
+    frame word capitalised inside a question in sentence case is part of a name ("the Document Reader"), so
+    topic."""
+    words = _WORD.findall(_FRAME_PHRASES.sub(" ", question))
+    sentence_case = sum(w[0].isupper() for w in words) * 2 < len(words)
+    named = {index for index, w in enumerate(words) if index > 0 and sentence_case and w[0].isupper()}
+    return frozenset(_KEY_TERMS.tokenize(" ".join(
+        w for index, w in enumerate(words) if index in named or w.casefold() not in _FRAME_WORDS
+    )))
 
 
 def text_terms(text: str) -> frozenset[str]:
@@ -156,9 +166,13 @@ def holds_answer(sentence: str, kind: AnswerType, question: str) -> bool:
     return any(candidate.casefold().strip() not in asked for candidate in _candidates(sentence, kind))
 
 
+# A section number opening a sentence ("4.1 Evaluation Method We evaluated…"): the layout's, never a quantity.
+_SECTION_NUMBER = re.compile(r"^\W*\d+(?:\.\d+)*\.?\s+(?=[A-Z][a-z])")
+
+
 def _candidates(sentence: str, kind: AnswerType) -> list[str]:
     if kind == "quantity":
-        return _NUMBER.findall(sentence)
+        return _NUMBER.findall(_SECTION_NUMBER.sub("", sentence, count=1))
     if kind == "time":
         return _TIME.findall(sentence)
     # A person or a place: a name, anywhere but as the sentence's first word (capitalised by grammar alone).

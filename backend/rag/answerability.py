@@ -8,10 +8,14 @@ Two tests, both read from the evidence and neither from a language model:
    query's best*: a passage is kept when its relevance is within ``relevance_margin`` of the best one.
 2. **An answer-bearing sentence.** Some sentence of the kept passages must carry the question's key terms
    (weighted by how rare each is among the passages' sentences, so the topic words every passage shares count
-   little and a word no passage holds counts most) and, for a typed question, hold a candidate of the type asked
-   for that the question does not already contain (a name for "who", a date for "when", a number for "how
-   many"). Key terms are counted over the sentence and the one before it, which often names what the sentence's
-   "it" or "this" refers to, and an abbreviation the passages define carries the words of its long form.
+   little and a word no passage holds counts most) and, for a typed question, hold a candidate of the type
+   asked for that the question does not already contain (a name for "who", a date for "when", a number for
+   "how many"). A key term the sentence itself carries counts fully; one only the sentence before it carries
+   (which often names what the sentence's "it" or "this" refers to) counts ``context_weight``, and one only
+   its document's title carries counts ``title_weight``: an answer often does not repeat the subject of its
+   study ("Of 10,808 adult patients (49% male), 274 (2.5%) were admitted for HF" under the title "Heart
+   failure admissions in adults with congenital heart disease"), while context must not stand in for the
+   sentence's own words. An abbreviation the passages define carries the words of its long form.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from backend.embeddings import Embedder
 from backend.models import Passage
@@ -46,6 +51,8 @@ class AnswerabilityPolicy:
     min_coverage: float = 0.75  # share of the key terms' weight an answer-bearing sentence carries
     min_similarity: float = 0.65  # or half that share, and this close in meaning to the question
     relevance_margin: float = 0.2  # a passage is on topic within this much of the query's best relevance
+    context_weight: float = 0.75  # a key term only the sentence before carries counts this much
+    title_weight: float = 0.5  # a key term only the document's title carries counts this much
 
 
 @dataclass(frozen=True)
@@ -94,10 +101,8 @@ def _judge_part(
     "BooksCorpus and Wikipedia") are found by meaning, while the meaning alone never answers (every on-topic
     sentence is close)."""
     kind = expected_answer_type(question)
-    candidates = sorted(
-        ((coverage, sentence) for sentence, coverage in _typed_sentence_coverage(question, kind, passages)),
-        key=lambda pair: -pair[0],
-    )
+    typed = _typed_sentence_coverage(question, kind, passages, policy)
+    candidates = sorted(((coverage, sentence) for sentence, coverage in typed), key=lambda pair: -pair[0])
     if not candidates:
         return Verdict(False, kind, 0.0, None, None)
     coverage, sentence = candidates[0]
@@ -112,33 +117,60 @@ def _judge_part(
     return Verdict(closeness >= policy.min_similarity, kind, near[best][0], closeness, near[best][1])
 
 
+class _Words(NamedTuple):
+    """A text as key terms are matched against it (``carries``)."""
+
+    terms: frozenset[str]
+    folded: str
+
+
 def _typed_sentence_coverage(
-    question: str, kind: AnswerType, passages: Sequence[Passage]
+    question: str, kind: AnswerType, passages: Sequence[Passage], policy: AnswerabilityPolicy
 ) -> list[tuple[str, float]]:
-    """Each sentence holding a candidate of the type asked for, with its key-term coverage (counted over it and
-    the sentence before it)."""
-    sentences = [s for p in passages for s in split_sentences(p.parent.text)]
+    """Each sentence holding a candidate of the type asked for, with its key-term coverage (the sentence's own
+    terms in full, the sentence before's and its document's title's at their lower weights)."""
+    located = [(p.parent.document_id, s) for p in passages for s in split_sentences(p.parent.text)]
     defined = abbreviations(" ".join(p.parent.text for p in passages))
-    folded = [_with_long_forms(_fold(s), defined) for s in sentences]
-    terms = [text_terms(f) for f in folded]
-    weights = _term_weights(key_terms(question), terms, folded)
+
+    def words(text: str) -> _Words:
+        folded = _with_long_forms(_fold(text), defined)
+        return _Words(text_terms(folded), folded)
+
+    sentences = [words(sentence) for _, sentence in located]
+    titles = {document: words(title) for document, title in document_titles(passages).items()}
+    weights = _term_weights(key_terms(question), sentences)
     typed = []
-    for index, sentence in enumerate(sentences):
+    for index, (document, sentence) in enumerate(located):
         if holds_answer(sentence, kind, question):
-            before = max(index - 1, 0)
-            typed.append(
-                (sentence, _coverage(weights, terms[before] | terms[index], f"{folded[before]} {folded[index]}"))
-            )
+            sources = [(sentences[index], 1.0), (sentences[max(index - 1, 0)], policy.context_weight)]
+            if document in titles:
+                sources.append((titles[document], policy.title_weight))
+            typed.append((sentence, _coverage(weights, sources)))
     return typed
 
 
-def _term_weights(
-    key: frozenset[str], terms: Sequence[frozenset[str]], folded: Sequence[str]
-) -> dict[str, float]:
+def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
+    """Each document's title as far as the passages show it: the first line of a document's first parent
+    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…; a title alone on its page's first lines
+    may be a parent of its own), when short enough to be a title. A title found at ingestion and carried by the passages would plug in here, for
+    every passage of a document."""
+    titles = {}
+    for passage in passages:
+        first_line = passage.parent.text.strip().partition("\n")[0].strip()
+        if passage.parent.parent_id.endswith(_FIRST_PARENT) and 0 < len(first_line) <= _MAX_TITLE_CHARS:
+            titles[passage.parent.document_id] = first_line
+    return titles
+
+
+_FIRST_PARENT = "-p0"
+_MAX_TITLE_CHARS = 200
+
+
+def _term_weights(key: frozenset[str], sentences: Sequence[_Words]) -> dict[str, float]:
     """Inverse sentence frequency among the passages: a term in every sentence weighs little, one in none most."""
-    count = len(folded)
+    count = len(sentences)
     return {
-        term: math.log((count + 1) / (sum(carries(term, t, f) for t, f in zip(terms, folded)) + 0.5))
+        term: math.log((count + 1) / (sum(carries(term, *words) for words in sentences) + 0.5))
         for term in key
     }
 
@@ -154,8 +186,11 @@ def _with_long_forms(folded_sentence: str, defined: dict[str, str]) -> str:
     return " ".join([folded_sentence, *used])
 
 
-def _coverage(weights: dict[str, float], terms: frozenset[str], folded_text: str) -> float:
+def _coverage(weights: dict[str, float], sources: Sequence[tuple[_Words, float]]) -> float:
+    """The share of the key terms' weight carried, each at the highest weight of a text carrying it."""
     total = sum(weights.values())
     if total <= 0:
         return 1.0  # no key terms: the type test alone decides
-    return sum(w for term, w in weights.items() if carries(term, terms, folded_text)) / total
+    carried = (max((factor for words, factor in sources if carries(term, *words)), default=0.0) * weight
+               for term, weight in weights.items())
+    return sum(carried) / total

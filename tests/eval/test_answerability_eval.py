@@ -43,4 +43,7 @@ def test_a_real_run_answers_the_answerable_and_declines_the_rest(tmp_path, make_
     strict = AnswerabilityPolicy(min_coverage=1.0, min_similarity=1.01)
     assert [(policy, not_found) for policy, _, not_found in sweep(retrieved, [strict], services.embedder)] == [
         (strict, 1.0)]
-    assert len(sweep_policies()) > 1
+    policies = sweep_policies()
+    assert AnswerabilityPolicy() in policies and len(set(policies)) == len(policies)
+    # The weights of the sentence before and of the title are swept too, at the chosen thresholds.
+    assert {(p.context_weight, p.title_weight) for p in policies} >= {(0.5, 0.0), (0.75, 0.5), (1.0, 1.0)}

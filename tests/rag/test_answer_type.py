@@ -28,6 +28,10 @@ from backend.rag.answer_type import (
     ("What percentage of tokens are masked?", "quantity"),
     ("What was the maximum daily dose of topiramate?", "quantity"),
     ("and when did it start?", "time"),
+    ("Over what period were the news articles collected?", "time"),  # a lead-in, and "period" asks a time
+    ("When is the deadline for comments?", "time"),
+    ("What is the overall recall of the system?", "quantity"),  # a measure is a number
+    ("What precision does the NE tagger reach?", "quantity"),
     # Shapes that promise no type: only the key terms decide.
     ("What does the Document Retriever use?", "unknown"),
     ("Which corpora were used to pre-train BERT?", "unknown"),
@@ -46,6 +50,19 @@ def test_key_terms_drop_the_question_frame_and_function_words():
     assert key_terms("What dose of bezafibrate did the patients receive in the study?") == {
         "dose", "bezafibr", "patient", "receiv"}
     assert key_terms("How many?") == frozenset()
+    # The answer kind's own noun is frame: "The FAA must receive comments … by September 21, 2020." answers
+    # without saying "deadline"; "We collected their articles over two months" without "period".
+    assert key_terms("When is the deadline for comments?") == {"comment"}
+    assert key_terms("Over what period were the news articles collected?") == {"news", "collect"}
+    # "stand for" asks for a long form; the definition "… augmentation system (MCAS)" never says "stand".
+    assert key_terms("What does MCAS stand for?") == {"mcas"}
+    assert key_terms("What is BERT short for?") == {"bert"}
+    # A frame word capitalised inside the question is part of a name, and the name is the topic: DrQA's
+    # "Document Reader" is not any reader. In a question in title case, capitals name nothing.
+    assert key_terms("How many GPUs were used to train the Document Reader?") == {
+        "gpus", "train", "document", "reader"}
+    assert key_terms("How many GPUs were used to train the document reader?") == {"gpus", "train", "reader"}
+    assert key_terms("What Is The Main Idea Of The Paper?") == frozenset()
 
 
 def test_a_term_is_carried_by_its_stem_or_inside_glued_pdf_words():
@@ -76,6 +93,10 @@ def test_abbreviations_map_to_their_long_form_with_one_level_of_nesting():
     ("See Table 2 for the results.", "person", False),
     ("Workers came from the United States or Canada.", "place", True),
     ("Anything at all.", "unknown", True),
+    # A section number opening the sentence is the layout's, not a quantity (Shinyama et al., NAACL 2006).
+    ("4.1 Evaluation Method\nWe evaluated the obtained tables as follows.", "quantity", False),
+    ("3 Implementation The overall process is shown in Figure 4.", "quantity", True),  # "4" still counts
+    ("25 620 participants were randomly assigned.", "quantity", True),
 ])
 def test_a_sentence_holds_an_answer_of_the_type_asked(sentence, kind, holds):
     assert holds_answer(sentence, kind, "question?") is holds

@@ -3,7 +3,15 @@ and the meaning test with the real bundled embedder."""
 
 import pytest
 
-from backend.rag.answerability import AnswerabilityPolicy, closest_passages, judge, similarity_to
+from backend.ingest.chunker import ParentChildChunker
+from backend.models import Chunk, LoadedDocument, Page, Passage
+from backend.rag.answerability import (
+    AnswerabilityPolicy,
+    closest_passages,
+    document_titles,
+    judge,
+    similarity_to,
+)
 from tests.rag.test_nodes import passage
 
 POLICY = AnswerabilityPolicy()
@@ -72,3 +80,85 @@ def test_a_paraphrase_is_found_by_meaning_but_meaning_alone_never_answers(embedd
 def test_a_compound_question_is_answerable_when_one_part_is():
     question = "Who designed the Harbour Bridge, and when did it open?"
     assert judge(question, BRIDGE, POLICY, never_close).answerable
+
+
+# From the FAA's proposed airworthiness directive for the 737 MAX (Federal Register 2020-17221).
+NOTICE = [
+    passage(0, "DATES: The FAA must receive comments on this proposed AD by September 21, 2020. "
+               "ADDRESSES: You may send comments, using the procedures found in 14 CFR 11.43 and 11.45.",
+            "notice.pdf"),
+    passage(1, "The data from the flight data recorders indicated that if a single erroneously high AOA "
+               "sensor input is received by the flight control system, the maneuvering characteristics "
+               "augmentation system (MCAS) can command repeated airplane nose-down trim of the horizontal "
+               "stabilizer.",
+            "notice.pdf"),
+]
+
+
+@pytest.mark.parametrize("question", [
+    "When is the deadline for comments?",  # "deadline" names the kind of answer, and no sentence says it
+    "What does MCAS stand for?",  # answered by the definition, which never says "stand"
+])
+def test_the_words_that_only_name_the_answer_kind_are_not_required(question):
+    assert judge(question, NOTICE, POLICY, never_close).answerable
+
+
+def test_a_section_number_is_no_quantity():
+    evaluation = [passage(0, "4.1 Evaluation Method\nWe evaluated the obtained tables as follows. "
+                             "For each row in a table, we added a summary of the source articles.")]
+    assert not judge("How many people evaluated the tables?", evaluation, POLICY, never_close).answerable
+
+
+# BEIR SciFact 24408040: the title names the population; the answering sentence does not repeat it.
+HEART_FAILURE = [passage(0, (
+    "Heart failure admissions in adults with congenital heart disease; risk factors and prognosis.\n\n"
+    "BACKGROUND Heart failure (HF) is a serious complication and often the cause of death in adults with "
+    "congenital heart disease (CHD). METHODS The Dutch CONCOR registry was linked to the Hospital Discharge "
+    "Registry and National Mortality Registry to obtain data on HF-admissions and mortality. "
+    "RESULTS Of 10,808 adult patients (49% male), 274 (2.5%) were admitted for HF during a median "
+    "follow-up period of 21 years."
+), "scifact-24408040.txt", document="s")]
+
+
+def test_the_documents_title_carries_the_subject_an_answer_does_not_repeat():
+    question = "How many of the adults with congenital heart disease were admitted for heart failure?"
+    verdict = judge(question, HEART_FAILURE, POLICY, never_close)
+    assert verdict.answerable and "274" in verdict.sentence
+    assert not judge(question, HEART_FAILURE, AnswerabilityPolicy(title_weight=0.0), never_close).answerable
+    # Not a title: the same text in a passage not opening its document; a first line too long for a title.
+    later = [passage(3, HEART_FAILURE[0].parent.text, document="s")]
+    assert not judge(question, later, POLICY, never_close).answerable
+    assert document_titles([passage(0, "A first line that runs on. " * 10 + "\nThe next line.")]) == {}
+
+
+def test_the_title_counts_below_the_sentences_own_words():
+    question = "How many of the adults with congenital heart disease were admitted for heart failure?"
+    coverage = [judge(question, HEART_FAILURE, AnswerabilityPolicy(title_weight=weight), never_close).coverage
+                for weight in (0.0, POLICY.title_weight, 1.0)]
+    assert coverage == sorted(coverage) and len(set(coverage)) == 3
+    # The title's subject is on topic for any question about the study; it does not answer one about age.
+    assert not judge("What was the average age of the patients at their first heart failure admission?",
+                     HEART_FAILURE, POLICY, never_close).answerable
+
+
+def test_the_sentence_before_counts_below_the_sentences_own_words():
+    # After DrQA (Chen et al., 2017): "trained" and "Document Reader" only in the sentence before the number.
+    reader = [passage(1, "A single Document Reader model is trained on the SQuAD training set only and "
+                         "used on all evaluation sets. The model uses 3 layers and 128 hidden units.")]
+    question = "How many layers does the trained Document Reader use?"
+    own_only = judge(question, reader, AnswerabilityPolicy(context_weight=0.0), never_close).coverage
+    weighted = judge(question, reader, POLICY, never_close).coverage
+    full = judge(question, reader, AnswerabilityPolicy(context_weight=1.0), never_close).coverage
+    assert own_only < weighted < full == 1.0
+
+
+def test_the_title_is_found_in_the_chunkers_first_parent_only():
+    """Ties ``document_titles`` to how ``ParentChildChunker`` names a document's parents."""
+    body = " ".join(["Of 10,808 adult patients, 274 were admitted for heart failure."] * 60)
+    document = LoadedDocument("hf.txt", "txt", (Page(1, f"Heart failure admissions in adults\n\n{body}"),))
+    parents, _ = ParentChildChunker(2000, 200, 400, 50).chunk(document, "hf")
+    assert len(parents) > 1
+    passages = [Passage(parent, Chunk(f"{parent.parent_id}-c0", parent.parent_id, "hf", "hf.txt", 1, ""), 0.5)
+                for parent in parents]
+    assert document_titles(passages) == {"hf": "Heart failure admissions in adults"}
+    assert document_titles(passages[1:]) == {}
