@@ -109,7 +109,7 @@ class IngestJobs:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, chat_id: str, filename: str, data: bytes) -> Job:
+    def submit(self, chat_id: str, filename: str, data: bytes | bytearray) -> Job:
         job = Job(
             job_id=new_document_id(), chat_id=chat_id, filename=base_filename(filename), size_bytes=len(data),
             state="queued", progress=0.0, created_at=time.time(),
@@ -191,6 +191,7 @@ class IngestJobs:
             except Exception:  # its lease runs out and another attempt is made
                 log.exception("ingestion job %s could not be run", claimed.record.job_id)
             finally:
+                del claimed  # the file's bytes: garbage before the heap is trimmed, not after the next claim
                 release_free_memory()  # the file's bytes and its chunks are garbage now
 
     def _run(self, claimed: ClaimedJob) -> None:

@@ -16,9 +16,9 @@ import pypdfium2
 import pytest
 from PIL import Image
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
+from backend.errors import TooLongForRequest, UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders import OcrOptions, count_pages_to_recognise, load_document
-from backend.ingest.reader import DocumentReader, ReaderLimits
+from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
 
 LINN = "scanned_linn_two-column_brochure.pdf"
 MIXED = "scanned_multipage_mixed.pdf"
@@ -234,7 +234,14 @@ def test_the_reader_reports_each_recognised_page_and_extends_its_time_limit(pdfs
     assert [page.number for page in document.pages if page.ocr] == [1, 2, 5, 6]
     assert reported and reported[-1][1] == 5 and all(total == 5 for _, total in reported)
     assert [done for done, _ in reported] == sorted(done for done, _ in reported)
-    assert tight_reader.pages_to_recognise(MIXED, (pdfs / MIXED).read_bytes()) == 5
+
+
+def test_a_read_within_a_request_stops_before_recognising_more_pages_than_it_may(pdfs, tight_reader):
+    with pytest.raises(TooLongForRequest):
+        tight_reader.read(MIXED, (pdfs / MIXED).read_bytes(), patience=Patience(600, pages_to_recognise=1))
+    # One page to recognise is within it, and the worker that stopped reads on.
+    document = tight_reader.read(LINN, (pdfs / LINN).read_bytes(), patience=Patience(600, pages_to_recognise=1))
+    assert document.pages[0].ocr
 
 
 def test_the_reader_carries_the_missing_tesseract_error(pdfs, tight_reader):

@@ -9,7 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from pydantic import ValidationError
 from sqlalchemy import Engine, func, inspect, select, text
@@ -243,4 +245,28 @@ def test_documents_from_before_ocr_are_upgraded_as_read_from_a_text_layer(databa
 
     engine = open_database(database_settings)
     assert DocumentStore(engine).chat_parents("older") == [Parent("d1-p0", "d1", "report.pdf", 1, "stored before OCR")]
+    engine.dispose()
+
+
+def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_settings: Settings) -> None:
+    """Revision 0003 moves each waiting job's file from ``job_files.data`` into one piece."""
+    database_settings.data_dir.mkdir(parents=True)
+    engine = create_database_engine(database_url(database_settings))
+    config = Config()
+    config.set_main_option("script_location", "backend:migrations")
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+        connection.execute(text(
+            "INSERT INTO jobs (job_id, chat_id, filename, size_bytes, state, created_at) "
+            "VALUES ('j1', 'chat1', 'notes.txt', 7, 'queued', 1.0)"
+        ))
+        connection.execute(
+            text("INSERT INTO job_files (job_id, filename, data) VALUES ('j1', 'dir/notes.txt', :data)"),
+            {"data": b"waiting"},
+        )
+    migrate(engine)
+
+    claimed = JobStore(engine).claim("worker", 30.0)
+    assert claimed is not None and (claimed.filename, claimed.data) == ("dir/notes.txt", b"waiting")
     engine.dispose()
