@@ -74,9 +74,9 @@ def truncated_multipart(url: str, chat_id: str) -> int:
 
 
 def hostile_cases(pdfs: Path) -> list[tuple[str, Callable[[httpx.Client, str, str], int]]]:
-    def upload(name: str, data: bytes) -> Callable[[httpx.Client, str, str], int]:
+    def upload(name: str, data: bytes, background: bool = False) -> Callable[[httpx.Client, str, str], int]:
         return lambda client, url, chat: client.post(
-            f"/chat/{chat}/documents", files=[("files", (name, data))]
+            f"/chat/{chat}/documents", files=[("files", (name, data))], params={"background": background}
         ).status_code
 
     broken = [p for p in sorted(pdfs.glob("*.pdf")) if p.name.startswith(("encrypted", "malformed"))]
@@ -93,6 +93,8 @@ def hostile_cases(pdfs: Path) -> list[tuple[str, Callable[[httpx.Client, str, st
         # ordinary files, not hostile ones), and an image bomb for the OCR reader.
         *((case, upload(filename, make())) for case, (filename, make) in FORMAT_CASES.items() if "under" not in case),
         ("PNG of 900 M pixels", upload("huge.png", image_bomb())),
+        # Read within its request the web page is refused at once; as a job its 50 MB pass through the database.
+        ("html, 50 MB, as a background job", upload("page.html", FORMAT_CASES["html, 50 MB"][1](), background=True)),
     ]
 
 

@@ -35,6 +35,9 @@ _UNEXPECTED = AxiomError("Indexing this file failed unexpectedly.").to_body()
 # A cancelled job stops at its next step (reading is killed at once; embedding stops between slices of 64 chunks,
 # a few seconds each on a busy laptop); only its last step, storing, is never cut and may have to be waited for.
 CANCEL_WAIT_SECONDS = 30.0
+# How often a cancel looks in the database for a job another replica runs (its worker sees the cancel at its next
+# heartbeat, ≤ 2 s); a job of this process is waited for on its own event.
+_REMOTE_CANCEL_POLL_SECONDS = 0.5
 
 
 def _interrupted(attempts: int) -> dict[str, Any]:
@@ -164,16 +167,18 @@ class IngestJobs:
     def _cancel(self, chat_id: str, job_ids: list[str], wait_seconds: float) -> list[Job]:
         self._store.request_cancel(chat_id, job_ids)
         with self._lock:
-            for job_id in job_ids:
-                if job_id in self._running:
-                    self._running[job_id].cancel.set()  # at once, not at its next heartbeat
+            running_here = [self._running[job_id] for job_id in job_ids if job_id in self._running]
+        for running in running_here:
+            running.cancel.set()  # at once, not at its next heartbeat
         deadline = time.monotonic() + wait_seconds
+        for running in running_here:  # set once its end is written
+            running.ended.wait(max(0.0, deadline - time.monotonic()))
         while True:
             jobs = [self.get(chat_id, job_id) for job_id in job_ids]
             jobs = [job for job in jobs if job is not None]
             if all(job.finished for job in jobs) or time.monotonic() >= deadline:
                 return jobs
-            time.sleep(0.05)
+            time.sleep(_REMOTE_CANCEL_POLL_SECONDS)
 
     def _work(self) -> None:
         while not self._stopping.is_set():
