@@ -20,6 +20,7 @@ pages; past either the read stops with ``TooLongForRequest`` and the file become
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import multiprocessing
@@ -56,6 +57,7 @@ class Patience:
 
     seconds: float
     pages_to_recognise: int = 1
+
 
 # How often a read looks at its progress, its time limit and its cancel event.
 _POLL_SECONDS = 0.2
@@ -99,7 +101,8 @@ class DocumentReader:
             # arguments (the file), its result, and an error's traceback (every caller's frame, holding the file
             # again). Measured: a 50 MB file stayed in the server after its job had failed. A task of nothing
             # takes its place.
-            self._pool.schedule(_nothing)
+            with contextlib.suppress(RuntimeError):  # the pool is being stopped: it keeps nothing any more
+                self._pool.schedule(_nothing)
 
     def _await(
         self, future: ProcessFuture, filename: str, progress: Connection, page_seconds: float,
