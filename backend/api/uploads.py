@@ -75,7 +75,8 @@ class DocumentUploads:
             except TooLongForRequest:
                 queued.append(received)
             except AxiomError as error:
-                failures.append((received.name, error))
+                # Kept without its traceback, which holds this frame and so the files: a cycle until gc ran.
+                failures.append((received.name, error.with_traceback(None)))
             else:
                 if _characters(document) > self._background_chars:
                     queued.append(received)  # its job reads it again rather than this request keeping the text
@@ -84,7 +85,8 @@ class DocumentUploads:
         results = self._ingestion.ingest_many(chat_id, inline)
         failures += [(f.filename, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)]
         if len(files) == 1 and failures:
-            raise failures[0][1]
+            results.clear()  # raised from no list of this frame's, so its traceback holds nothing holding it
+            raise failures.pop()[1]
         # A job's file is in the database from here on, so it leaves the budget with the request.
         jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, f.data)) for f in queued]
         body = UploadResponse(

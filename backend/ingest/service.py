@@ -113,7 +113,10 @@ class IngestionService:
         its document). ``cancelled`` stops the work with Cancelled at the next step, with nothing stored."""
         (result,) = self._ingest(chat_id, [(filename, data, document_id, None)], progress, cancelled)
         if isinstance(result, AxiomError):
-            raise result
+            try:
+                raise result
+            finally:
+                del result  # the error's traceback holds this frame: a cycle keeping the file until gc ran
         return result
 
     def ingest_many(
@@ -149,7 +152,8 @@ class IngestionService:
                         chat_id, filename, data, document, seen, document_id, cancelled, phases.reading
                     ))
                 except AxiomError as error:
-                    results.append(error)
+                    # Kept as a result: without the traceback that holds this frame (and so the results).
+                    results.append(error.with_traceback(None))
             _stop_if(cancelled)
             stored_meanwhile = self._store(
                 [r for r in results if isinstance(r, _Prepared)], chat_id, phases.storing if progress else None,
