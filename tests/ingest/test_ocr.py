@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from backend.errors import TooLongForRequest, UnreadableDocument, UnsupportedFileType
-from backend.ingest.loaders import OcrOptions, count_pages_to_recognise, load_document
+from backend.ingest.loaders import OcrOptions, load_document
 from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
 
 LINN = "scanned_linn_two-column_brochure.pdf"
@@ -81,15 +81,6 @@ def test_a_garbled_text_layer_is_recognised_instead(pdfs):
     assert "Sentence Embeddings using Siamese BERT-Networks" in document.pages[0].text
 
 
-def test_pages_to_recognise_are_counted_cheaply(pdfs):
-    assert count_pages_to_recognise(MIXED, (pdfs / MIXED).read_bytes()) == 5
-    assert count_pages_to_recognise(LINN, (pdfs / LINN).read_bytes()) == 1
-    paper = "academic_2col_naacl06-shinyama.pdf"
-    assert count_pages_to_recognise(paper, (pdfs / paper).read_bytes()) == 0
-    assert count_pages_to_recognise("notes.txt", b"plain text") == 0
-    assert count_pages_to_recognise("broken.pdf", b"%PDF-1.4 broken") == 0
-
-
 # --- images -------------------------------------------------------------------------------------------------------
 
 
@@ -126,7 +117,6 @@ def test_each_frame_of_a_multipage_tiff_is_a_page(pdfs):
     assert HUCK_FINN_PHRASE in document.pages[0].text
     assert "LinnSequencer" in document.pages[1].text
     assert reported == [(0, 2), (1, 2), (2, 2)]
-    assert count_pages_to_recognise("fax.tif", data) == 2
 
 
 def test_an_image_without_text_is_no_text():
