@@ -21,8 +21,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from backend.api.app import create_app
     from backend.api.auth import check_exposure
+    from backend.memory import limit_heap_arenas
 
     check_exposure(args.host, settings)
+    limit_heap_arenas(2)  # before the server starts its threads (backend/memory.py says why)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0
 

@@ -35,6 +35,11 @@ class Cancelled(Exception):
     """Work stopped because whoever started it cancelled it (a background job, a chat being deleted)."""
 
 
+class TooLongForRequest(Exception):
+    """Reading a file would keep its upload request waiting too long (``backend/ingest/reader.py``, ``Patience``):
+    it is indexed by a background job instead."""
+
+
 class ValidationFailed(AxiomError):
     code = "VALIDATION_ERROR"
     status = 400

@@ -206,7 +206,7 @@ async def _upload(client: httpx.AsyncClient, chat_id: str, name: str, data: byte
     body = response.json()
     if body["uploaded"]:
         return body["uploaded"][0]
-    # A file over AXIOM_BACKGROUND_INGEST_BYTES became a job: poll it by id until it is ready (docs/api.md).
+    # A file whose text is over AXIOM_BACKGROUND_INGEST_CHARS became a job: poll it by id until it is ready (docs/api.md).
     job_id = body["jobs"][0]["id"]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -31,6 +31,7 @@ from backend.config import Settings
 from backend.container import Services, build_services
 from backend.conversations import Conversations
 from backend.ingest.jobs import IngestJobs
+from backend.ingest.reader import Patience
 from backend.ingest.recovery import RecoverySweep
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,8 @@ def create_app(
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
-            background_bytes=api_settings.background_ingest_bytes,
-            pages_to_recognise=built.reader.pages_to_recognise,
+            background_chars=api_settings.background_ingest_chars,
+            patience=Patience(api_settings.inline_read_seconds),
         )
         try:
             yield

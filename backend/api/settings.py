@@ -22,8 +22,18 @@ class ApiSettings(BaseSettings):
         "nobody is refused: questions wait for the model, and those that would wait too long get the evidence answer",
     )
     max_files_per_upload: int = Field(10, gt=0, description="Files in one upload request")
-    background_ingest_bytes: int = Field(
-        2 * 1024 * 1024, ge=0, description="Files larger than this are indexed as a background job (202)"
+    # ~300 child chunks (400 characters, 50 overlapping): 3-6 s to embed at 50-90 chunks/s (docs/benchmarks.md).
+    # Judged on the text read, so a small file that expands to much text (a sheet of half a million cells in 2 MB)
+    # is a job too.
+    background_ingest_chars: int = Field(
+        100_000, ge=0,
+        description="Files whose text, once read, is longer than this many characters are indexed as a background "
+        "job (202); so is a scan with more than one page to recognise",
+    )
+    inline_read_seconds: float = Field(
+        20.0, gt=0,
+        description="How long an upload request waits for a file to be read (queued behind other reads included) "
+        "before leaving it to a background job (202)",
     )
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
     ingest_lease_seconds: float = Field(

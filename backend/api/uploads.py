@@ -1,26 +1,30 @@
 """Where each uploaded file goes: indexed within the request, or handed to a background job, or refused.
 
-A small file is indexed before the response (a few seconds at most); one over ``background_ingest_bytes``, a
-scan with more than one page to recognise (OCR takes seconds a page, so a small file can take minutes), or any file
-when the client asks for ``background=true``, becomes a job the client polls, so a 400-page PDF never holds a
-request open for a minute. Originals are not kept: a background job's file waits in the database only until its
-job ends.
+The request reads each file first (in the reader's workers, as always), waiting at most ``Patience``. What was read
+decides: a document of at most ``background_chars`` characters is stored before the response (embedding it takes
+a few seconds at most), from what was read; a longer one, a read that outlasts the wait, a scan with more than one
+page to recognise (OCR takes seconds a page), or any file when the client asks for ``background=true``, becomes a
+job the client polls, which reads the file again. The size in bytes decides nothing: a 2 MB sheet can hold half a
+million cells, and a 2 MB scan minutes of OCR. Originals are not kept: a background job's file waits in the
+database only until its job ends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backend.api.multipart import ReceivedFile
 from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
 from backend.api.upload_budget import Reservation, UploadBudget
-from backend.errors import AxiomError, Conflict
+from backend.errors import AxiomError, Conflict, TooLongForRequest
 from backend.ingest.jobs import IngestJobs
 from backend.ingest.loaders import base_filename
-from backend.ingest.service import IngestionService
+from backend.ingest.reader import Patience
+from backend.ingest.service import IngestionService, ReadFile
 from backend.memory import release_free_memory
+from backend.models import LoadedDocument
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +35,14 @@ class UploadOutcome:
 
 class DocumentUploads:
     def __init__(
-        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_bytes: int,
-        pages_to_recognise: Callable[[str, bytes], int],
+        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_chars: int,
+        patience: Patience,
     ) -> None:
         self._ingestion = ingestion
         self._jobs = jobs
         self._budget = budget
-        self._background_bytes = background_bytes
-        self._pages_to_recognise = pages_to_recognise
+        self._background_chars = background_chars
+        self._patience = patience
 
     @contextmanager
     def reservation(self) -> Iterator[Reservation]:
@@ -54,35 +58,43 @@ class DocumentUploads:
     def accept(
         self, chat_id: str, files: list[ReceivedFile], *, background: bool
     ) -> UploadOutcome:
-        """Blocking (it may index). A single file that fails raises its error, so the response carries that
-        error's status; with several files each failure is listed and the others still go in."""
-        refused: list[ReceivedFile] = []
+        """Blocking (it reads, and may index). A single file that fails raises its error, so the response carries
+        that error's status; with several files each failure is listed and the others still go in."""
+        failures: list[tuple[str, AxiomError]] = []
         queued: list[ReceivedFile] = []
-        inline: list[ReceivedFile] = []
+        inline: list[ReadFile] = []
         for received in files:
             if received.error is not None:
-                refused.append(received)
-            elif background or len(received.data) > self._background_bytes or self._is_long_scan(received):
+                failures.append((received.name, received.error))
+                continue
+            if background:
                 queued.append(received)
+                continue
+            try:
+                document = self._ingestion.read(received.name, received.data, self._patience)
+            except TooLongForRequest:
+                queued.append(received)
+            except AxiomError as error:
+                # Kept without its traceback, which holds this frame and so the files: a cycle until gc ran.
+                failures.append((received.name, error.with_traceback(None)))
             else:
-                inline.append(received)
-        results = self._ingestion.ingest_many(chat_id, [(f.name, bytes(f.data)) for f in inline])
-        failures = [(f.name, f.error) for f in refused] + [
-            (f.name, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)
-        ]
+                if _characters(document) > self._background_chars:
+                    queued.append(received)  # its job reads it again rather than this request keeping the text
+                else:
+                    inline.append(ReadFile(received.name, received.data, document))
+        results = self._ingestion.ingest_many(chat_id, inline)
+        failures += [(f.filename, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)]
         if len(files) == 1 and failures:
-            raise failures[0][1]
+            results.clear()  # raised from no list of this frame's, so its traceback holds nothing holding it
+            raise failures.pop()[1]
         # A job's file is in the database from here on, so it leaves the budget with the request.
-        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, bytes(f.data))) for f in queued]
+        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, f.data)) for f in queued]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
             failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
             jobs=jobs,
         )
         return UploadOutcome(body, 202 if jobs else 200)
-
-    def _is_long_scan(self, received: ReceivedFile) -> bool:
-        return self._pages_to_recognise(received.name, bytes(received.data)) > 1
 
     def remove(self, chat_id: str, doc_id: str) -> None:
         """Deletes a document. By the id of a job still under way: cancels the job instead (it keeps nothing), or,
@@ -95,3 +107,7 @@ class DocumentUploads:
         if job is not None and (job.state != "ready" or job.document_id != doc_id):
             return  # cancelled with nothing stored, or a duplicate of a document it did not make
         self._ingestion.delete(chat_id, doc_id)
+
+
+def _characters(document: LoadedDocument) -> int:
+    return sum(len(page.text) for page in document.pages)

@@ -35,6 +35,9 @@ _UNEXPECTED = AxiomError("Indexing this file failed unexpectedly.").to_body()
 # A cancelled job stops at its next step (reading is killed at once; embedding stops between slices of 64 chunks,
 # a few seconds each on a busy laptop); only its last step, storing, is never cut and may have to be waited for.
 CANCEL_WAIT_SECONDS = 30.0
+# How often a cancel looks in the database for a job another replica runs (its worker sees the cancel at its next
+# heartbeat, ≤ 2 s); a job of this process is waited for on its own event.
+_REMOTE_CANCEL_POLL_SECONDS = 0.5
 
 
 def _interrupted(attempts: int) -> dict[str, Any]:
@@ -109,7 +112,7 @@ class IngestJobs:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, chat_id: str, filename: str, data: bytes) -> Job:
+    def submit(self, chat_id: str, filename: str, data: bytes | bytearray) -> Job:
         job = Job(
             job_id=new_document_id(), chat_id=chat_id, filename=base_filename(filename), size_bytes=len(data),
             state="queued", progress=0.0, created_at=time.time(),
@@ -164,16 +167,18 @@ class IngestJobs:
     def _cancel(self, chat_id: str, job_ids: list[str], wait_seconds: float) -> list[Job]:
         self._store.request_cancel(chat_id, job_ids)
         with self._lock:
-            for job_id in job_ids:
-                if job_id in self._running:
-                    self._running[job_id].cancel.set()  # at once, not at its next heartbeat
+            running_here = [self._running[job_id] for job_id in job_ids if job_id in self._running]
+        for running in running_here:
+            running.cancel.set()  # at once, not at its next heartbeat
         deadline = time.monotonic() + wait_seconds
+        for running in running_here:  # set once its end is written
+            running.ended.wait(max(0.0, deadline - time.monotonic()))
         while True:
             jobs = [self.get(chat_id, job_id) for job_id in job_ids]
             jobs = [job for job in jobs if job is not None]
             if all(job.finished for job in jobs) or time.monotonic() >= deadline:
                 return jobs
-            time.sleep(0.05)
+            time.sleep(_REMOTE_CANCEL_POLL_SECONDS)
 
     def _work(self) -> None:
         while not self._stopping.is_set():
@@ -191,6 +196,7 @@ class IngestJobs:
             except Exception:  # its lease runs out and another attempt is made
                 log.exception("ingestion job %s could not be run", claimed.record.job_id)
             finally:
+                del claimed  # the file's bytes: garbage before the heap is trimmed, not after the next claim
                 release_free_memory()  # the file's bytes and its chunks are garbage now
 
     def _run(self, claimed: ClaimedJob) -> None:

@@ -13,10 +13,14 @@ Text recognition (OCR) takes seconds a page, so a file's time limit grows by ``O
 page it has to recognise, and the worker reports each page recognised through a pipe of the read's own (a killed
 worker can break only its own pipe). Tesseract runs as a program started by the worker: it inherits the worker's
 address-space limit.
+
+An upload request reads with ``Patience``: it waits so long (queue included) and lets the read recognise so many
+pages; past either the read stops with ``TooLongForRequest`` and the file becomes a background job.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import multiprocessing
@@ -29,15 +33,8 @@ from multiprocessing.connection import Connection
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
-from backend.errors import AxiomError, Cancelled, UnreadableDocument
-from backend.ingest.loaders import (
-    OcrOptions,
-    PageProgress,
-    base_filename,
-    count_pages_to_recognise,
-    load_document,
-    may_need_recognition,
-)
+from backend.errors import Cancelled, TooLongForRequest, UnreadableDocument
+from backend.ingest.loaders import OcrOptions, PageProgress, base_filename, load_document
 from backend.memory import release_free_memory
 from backend.models import LoadedDocument
 
@@ -52,9 +49,16 @@ class ReaderLimits:
     seconds: float = 300.0  # plus OcrOptions.page_seconds for each page to recognise
 
 
-# Counting the pages to recognise takes 0.1 s for 400 pages; one that takes long is answered "none" (the read
-# itself has the real limits).
-_COUNT_SECONDS = 30.0
+
+@dataclass(frozen=True, slots=True)
+class Patience:
+    """How long an upload request waits for its file to be read, from the moment it asks (a read queued behind a
+    background job's counts too), and how many pages the read may recognise (OCR: seconds a page)."""
+
+    seconds: float
+    pages_to_recognise: int = 1
+
+
 # How often a read looks at its progress, its time limit and its cancel event.
 _POLL_SECONDS = 0.2
 
@@ -68,33 +72,47 @@ class DocumentReader:
         # half-locked.
         self._context = multiprocessing.get_context("spawn")
         self._pool = ProcessPool(
-            max_workers=limits.workers, max_tasks=limits.files_per_worker, initializer=_limit_memory,
+            # Every read is followed by a task of nothing (see read), which pebble counts as well.
+            max_workers=limits.workers, max_tasks=2 * limits.files_per_worker, initializer=_limit_memory,
             initargs=(limits.memory_bytes,), context=self._context,
         )
 
     def read(
-        self, filename: str, data: bytes, cancelled: threading.Event | None = None,
-        on_page: PageProgress | None = None, *, ocr: OcrOptions | None = None,
+        self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
+        on_page: PageProgress | None = None, *, ocr: OcrOptions | None = None, patience: Patience | None = None,
     ) -> LoadedDocument:
         """``cancelled`` stops the reading early: the worker is killed and Cancelled raised. ``on_page`` hears of
-        each page recognised by OCR (pages done, pages to do)."""
+        each page recognised by OCR (pages done, pages to do). Past ``patience`` the read stops (its worker is
+        killed if it was reading) and TooLongForRequest is raised."""
         ocr = ocr or OcrOptions()
+        recognise_at_most = patience.pages_to_recognise if patience else None
         progress, progress_in_worker = self._context.Pipe(duplex=False)
         try:
-            future = self._pool.schedule(_read_and_release, args=(filename, data, ocr, progress_in_worker))
-            return self._await(future, filename, progress, ocr.page_seconds, cancelled, on_page)
+            return self._await(
+                self._pool.schedule(
+                    _read_and_release, args=(filename, data, ocr, progress_in_worker, recognise_at_most)
+                ),
+                filename, progress, ocr.page_seconds, cancelled, on_page, patience,
+            )
         finally:
             progress.close()
             progress_in_worker.close()
+            # pebble's scheduling thread keeps the last task it was given until the next one comes: with its
+            # arguments (the file), its result, and an error's traceback (every caller's frame, holding the file
+            # again). Measured: a 50 MB file stayed in the server after its job had failed. A task of nothing
+            # takes its place.
+            with contextlib.suppress(RuntimeError):  # the pool is being stopped: it keeps nothing any more
+                self._pool.schedule(_nothing)
 
     def _await(
         self, future: ProcessFuture, filename: str, progress: Connection, page_seconds: float,
-        cancelled: threading.Event | None, on_page: PageProgress | None,
+        cancelled: threading.Event | None, on_page: PageProgress | None, patience: Patience | None,
     ) -> LoadedDocument:
         watch = _ReadProgress(progress, on_page)
+        asked_at = time.monotonic()
         while True:
             try:
-                return future.result(timeout=_POLL_SECONDS)
+                error = future.exception(timeout=_POLL_SECONDS)
             except TimeoutError:
                 watch.listen()
                 seconds = self._limits.seconds + watch.pages_to_recognise * page_seconds
@@ -104,26 +122,22 @@ class DocumentReader:
                 if cancelled is not None and cancelled.is_set():
                     future.cancel()
                     raise Cancelled from None
+                if patience is not None and time.monotonic() - asked_at > patience.seconds:
+                    future.cancel()
+                    raise TooLongForRequest from None
+                continue
             except CancelledError:
                 raise Cancelled from None
-            except AxiomError:
-                raise
-            except MemoryError as error:
-                raise _too_large(filename) from error
-            except ProcessExpired as error:  # killed by the kernel or crashed in native code
-                log.warning("the worker reading %r ended abnormally: %s", filename, error)
-                raise _too_large(filename) from error
-
-    def pages_to_recognise(self, filename: str, data: bytes) -> int:
-        """How many pages of the file need text recognition (a quick look in a worker); 0 when unsure."""
-        if not may_need_recognition(filename):
-            return 0
-        future = self._pool.schedule(count_pages_to_recognise, args=(filename, data), timeout=_COUNT_SECONDS)
-        try:
-            return future.result()
-        except Exception:  # a file that cannot be looked at fails later, when it is read, with its own error
-            log.warning("counting the pages of %r to recognise failed", filename, exc_info=True)
-            return 0
+            if error is None:
+                return future.result()
+            # The future holds the error: raised with this frame (holding the future, or the error) in its
+            # traceback, it would make a cycle keeping every caller's frame, and the file in them, until the
+            # garbage collector next ran.
+            del future
+            try:
+                raise _read_error(error, filename)
+            finally:
+                del error
 
     def warm_up(self) -> None:
         """Starts a worker now, so the first upload does not wait for one to import its parsers."""
@@ -159,19 +173,38 @@ class _ReadProgress:
         return 0.0 if self._started is None else time.monotonic() - self._started
 
 
-def _read_and_release(filename: str, data: bytes, ocr: OcrOptions, progress: Connection) -> LoadedDocument:
+def _read_error(error: BaseException, filename: str) -> BaseException:
+    """What a read's failure in the worker is to its caller."""
+    if isinstance(error, ProcessExpired):  # killed by the kernel or crashed in native code
+        log.warning("the worker reading %r ended abnormally: %s", filename, error)
+    if isinstance(error, MemoryError | ProcessExpired):
+        too_large = _too_large(filename)
+        too_large.__cause__ = error
+        return too_large
+    return error
+
+
+def _read_and_release(
+    filename: str, data: bytes | bytearray, ocr: OcrOptions, progress: Connection, recognise_at_most: int | None
+) -> LoadedDocument:
     def report(done: int, total: int) -> None:
+        if recognise_at_most is not None and total > recognise_at_most:
+            raise TooLongForRequest  # before the first page is recognised: the loaders announce the count first
         progress.send((done, total))
 
     try:
         report(0, 0)  # started
-        return load_document(filename, data, ocr=ocr, on_page=report)
+        return load_document(filename, bytes(data), ocr=ocr, on_page=report)
     finally:
         progress.close()
         # A worker reads several files: give back what this one used before the next arrives, so an idle worker
         # stays small.
         gc.collect()
         release_free_memory()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _limit_memory(limit_bytes: int) -> None:

@@ -21,10 +21,11 @@ from typing import Protocol
 import numpy as np
 
 from backend.embeddings import Embedder
-from backend.errors import AxiomError, Cancelled, NotFound, UnreadableDocument
+from backend.errors import AxiomError, Cancelled, NotFound, TooLongForRequest, UnreadableDocument
 from backend.ids import new_document_id, validate_id
 from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.loaders import PageProgress, load_document
+from backend.ingest.reader import Patience
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
@@ -37,19 +38,21 @@ Progress = Callable[[float], None]
 
 class Loader(Protocol):
     """Reads a file's text (``DocumentReader.read``: in a worker process); stops with Cancelled once ``cancelled``
-    is set; ``on_page`` hears of each page recognised by OCR (pages done, pages to do)."""
+    is set, and with TooLongForRequest past ``patience``; ``on_page`` hears of each page recognised by OCR (pages
+    done, pages to do)."""
 
     def __call__(
-        self, filename: str, data: bytes, cancelled: threading.Event | None = None,
-        on_page: PageProgress | None = None,
+        self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
+        on_page: PageProgress | None = None, *, patience: Patience | None = None,
     ) -> LoadedDocument: ...
 
 
 def load_here(
-    filename: str, data: bytes, cancelled: threading.Event | None = None, on_page: PageProgress | None = None
+    filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
+    on_page: PageProgress | None = None, *, patience: Patience | None = None,
 ) -> LoadedDocument:
-    """Reads in this process: for tools and tests that read only trusted files."""
-    return load_document(filename, data, on_page=on_page)
+    """Reads in this process, without limits: for tools and tests that read only trusted files."""
+    return load_document(filename, bytes(data), on_page=on_page)
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
@@ -65,6 +68,15 @@ class IngestedDocument:
     page_count: int
     chunk_count: int
     duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """A file already read (``IngestionService.read``), stored without reading it again."""
+
+    filename: str
+    data: bytes | bytearray
+    document: LoadedDocument
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,36 +112,49 @@ class IngestionService:
     ) -> IngestedDocument:
         """``document_id``: the id the new document gets (a background job's own id, so the job's id keeps finding
         its document). ``cancelled`` stops the work with Cancelled at the next step, with nothing stored."""
-        (result,) = self._ingest(chat_id, [(filename, data, document_id)], progress, cancelled)
+        (result,) = self._ingest(chat_id, [(filename, data, document_id, None)], progress, cancelled)
         if isinstance(result, AxiomError):
-            raise result
+            try:
+                raise result
+            finally:
+                del result  # the error's traceback holds this frame: a cycle keeping the file until gc ran
         return result
 
     def ingest_many(
-        self, chat_id: str, files: Sequence[tuple[str, bytes]], progress: Progress | None = None
+        self, chat_id: str, files: Sequence[tuple[str, bytes] | ReadFile], progress: Progress | None = None
     ) -> list[IngestedDocument | AxiomError]:
-        """One result per file, in order: the stored document, or the typed error that kept it out.
+        """One result per file, in order: the stored document, or the typed error that kept it out. A file is
+        (name, bytes) to read, or a ReadFile.
 
         A file that cannot be read fails alone; a storage failure rolls back every new document of the batch.
         """
-        return self._ingest(chat_id, [(filename, data, None) for filename, data in files], progress, None)
+        return self._ingest(chat_id, [
+            (file.filename, file.data, None, file.document) if isinstance(file, ReadFile) else (*file, None, None)
+            for file in files
+        ], progress, None)
+
+    def read(self, filename: str, data: bytes | bytearray, patience: Patience) -> LoadedDocument:
+        """Reads a file the way ingesting it would, for a caller that then stores it (``ingest_many`` with a
+        ReadFile) or leaves it to a background job; TooLongForRequest past ``patience``."""
+        return self._read(filename, data, None, None, patience)
 
     def _ingest(
-        self, chat_id: str, files: Sequence[tuple[str, bytes, str | None]], progress: Progress | None,
-        cancelled: threading.Event | None,
+        self, chat_id: str, files: Sequence[tuple[str, bytes | bytearray, str | None, LoadedDocument | None]],
+        progress: Progress | None, cancelled: threading.Event | None,
     ) -> list[IngestedDocument | AxiomError]:
         validate_id(chat_id, field="chat_id")
         phases = _Phases(progress)
         with self._chat_locks[chat_id]:
             results: list[IngestedDocument | AxiomError | _Prepared] = []
             seen: dict[str, IngestedDocument | _Prepared] = {}
-            for filename, data, document_id in files:
+            for filename, data, document_id, document in files:
                 try:
                     results.append(self._prepare_unless_known(
-                        chat_id, filename, data, seen, document_id, cancelled, phases.reading
+                        chat_id, filename, data, document, seen, document_id, cancelled, phases.reading
                     ))
                 except AxiomError as error:
-                    results.append(error)
+                    # Kept as a result: without the traceback that holds this frame (and so the results).
+                    results.append(error.with_traceback(None))
             _stop_if(cancelled)
             stored_meanwhile = self._store(
                 [r for r in results if isinstance(r, _Prepared)], chat_id, phases.storing if progress else None,
@@ -138,12 +163,13 @@ class IngestionService:
             return [_as_stored(r, stored_meanwhile) if isinstance(r, _Prepared) else r for r in results]
 
     def _prepare_unless_known(
-        self, chat_id: str, filename: str, data: bytes, seen: dict[str, IngestedDocument | _Prepared],
-        document_id: str | None, cancelled: threading.Event | None, on_page: PageProgress,
+        self, chat_id: str, filename: str, data: bytes | bytearray, document: LoadedDocument | None,
+        seen: dict[str, IngestedDocument | _Prepared], document_id: str | None, cancelled: threading.Event | None,
+        on_page: PageProgress,
     ) -> IngestedDocument | _Prepared:
         # The file is read before the duplicate check: a file of a type Axiom does not read is refused as such even
         # when the same bytes were uploaded before.
-        document = self._read(filename, data, cancelled, on_page)
+        document = document or self._read(filename, data, cancelled, on_page)
         sha256 = hashlib.sha256(data).hexdigest()
         earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
         if earlier is not None:
@@ -153,11 +179,12 @@ class IngestionService:
         return prepared
 
     def _read(
-        self, filename: str, data: bytes, cancelled: threading.Event | None, on_page: PageProgress
+        self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None,
+        on_page: PageProgress | None, patience: Patience | None = None,
     ) -> LoadedDocument:
         try:
-            return self._load(filename, data, cancelled, on_page)
-        except (AxiomError, Cancelled):
+            return self._load(filename, data, cancelled, on_page, patience=patience)
+        except (AxiomError, Cancelled, TooLongForRequest):
             raise
         except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace
             log.exception("loading %r failed unexpectedly", filename)
@@ -166,7 +193,7 @@ class IngestionService:
             ) from exc
 
     def _prepare(
-        self, chat_id: str, document: LoadedDocument, data: bytes, sha256: str, document_id: str
+        self, chat_id: str, document: LoadedDocument, data: bytes | bytearray, sha256: str, document_id: str
     ) -> _Prepared:
         parents, chunks = self._chunker.chunk(document, document_id)
         if not chunks:

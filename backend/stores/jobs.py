@@ -7,21 +7,29 @@ one process: its single writer) and holds it by renewing ``lease_until`` while i
 also writes its progress, so every replica shows it, and reads ``cancel_requested``, so any replica can cancel).
 Every later write of a claimed job names its worker, so a worker that lost its lease cannot overwrite the job's
 fate. The file is deleted when the job ends.
+
+The file is stored in pieces of ``PIECE_BYTES``: SQLite's cached INSERT statement keeps the last value bound to
+it, so every pooled connection that had stored a 50 MB file as one value held a 50 MB copy of it (+100 MiB a job
+measured, docs/benchmarks.md); a piece is also written from the request's buffer without copying it, and read
+back into one buffer.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from sqlalchemy import Engine, Row, and_, delete, insert, or_, select, update
 
-from backend.stores.schema import job_files, jobs
+from backend.stores.schema import job_file_pieces, job_files, jobs
 
 JobState = Literal["queued", "indexing", "ready", "failed", "cancelled"]
 UNFINISHED: tuple[JobState, ...] = ("queued", "indexing")
+PIECE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +68,20 @@ class JobStore:
         """Whether other processes may use the same jobs (PostgreSQL); SQLite serves one process."""
         return self._engine.dialect.name != "sqlite"
 
-    def add(self, job: JobRecord, filename: str, data: bytes) -> None:
+    def add(self, job: JobRecord, filename: str, data: bytes | bytearray) -> None:
         with self._engine.begin() as db:
             db.execute(insert(jobs).values(
                 job_id=job.job_id, chat_id=job.chat_id, filename=job.filename, size_bytes=job.size_bytes,
                 state=job.state, document_id=job.document_id, error=_json(job.error),
                 created_at=job.created_at,
             ))
-            db.execute(insert(job_files).values(job_id=job.job_id, filename=filename, data=data))
+            db.execute(insert(job_files).values(job_id=job.job_id, filename=filename))
+            if data:
+                view = memoryview(data)
+                db.execute(insert(job_file_pieces), [
+                    {"job_id": job.job_id, "piece": n, "data": view[start : start + PIECE_BYTES]}
+                    for n, start in enumerate(range(0, len(data), PIECE_BYTES))
+                ])
             # Old finished jobs are only looked up by clients that never came back for them.
             beyond_kept = (
                 select(jobs.c.job_id).where(jobs.c.state.not_in(UNFINISHED))
@@ -96,8 +110,12 @@ class JobStore:
             if not taken:
                 return None
             record = db.execute(select(jobs).where(jobs.c.job_id == row.job_id)).one()
-            file = db.execute(select(job_files).where(job_files.c.job_id == row.job_id)).one()
-        return ClaimedJob(_record(record), file.filename, bytes(file.data), taken_over=row.state == "indexing")
+            filename = db.execute(select(job_files.c.filename).where(job_files.c.job_id == row.job_id)).scalar_one()
+            data = _joined(db.execute(
+                select(job_file_pieces.c.data).where(job_file_pieces.c.job_id == row.job_id)
+                .order_by(job_file_pieces.c.piece).execution_options(yield_per=16)
+            ).scalars())
+        return ClaimedJob(_record(record), filename, data, taken_over=row.state == "indexing")
 
     def heartbeat(self, job_id: str, worker: str, lease_seconds: float, progress: float) -> bool | None:
         """Renews the worker's lease and records its progress; returns whether a cancel was requested, or None
@@ -164,6 +182,14 @@ class JobStore:
     def delete_chat(self, chat_id: str) -> None:
         with self._engine.begin() as db:
             db.execute(delete(jobs).where(jobs.c.chat_id == chat_id))
+
+
+def _joined(pieces: Iterable[bytes]) -> bytes:
+    """The pieces as one bytes object, without a second whole copy: BytesIO hands over the buffer it wrote into."""
+    buffer = io.BytesIO()
+    for piece in pieces:
+        buffer.write(piece)
+    return buffer.getvalue()
 
 
 def _json(value: dict[str, Any] | None) -> str | None:

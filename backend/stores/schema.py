@@ -185,6 +185,14 @@ job_files = Table(
     metadata,
     Column("job_id", Text, ForeignKey("jobs.job_id", ondelete="CASCADE"), primary_key=True),
     Column("filename", Text, nullable=False),  # as uploaded (the job's own is the base name)
+)
+
+# Its bytes, in pieces (backend/stores/jobs.py says why), in order of ``piece``.
+job_file_pieces = Table(
+    "job_file_pieces",
+    metadata,
+    Column("job_id", Text, ForeignKey("job_files.job_id", ondelete="CASCADE"), primary_key=True),
+    Column("piece", Integer, primary_key=True),
     Column("data", LargeBinary, nullable=False),
 )
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
 
 import httpx
+import openpyxl
 import pytest
 
 from backend.api.settings import ApiSettings
@@ -15,12 +17,12 @@ from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upl
 from tests.support.postgres import DATABASES
 
 LIMIT_BYTES = 256 * 1024  # the academic_2col_dpr paper (383 KB) is over it, the shinyama paper (193 KB) under
-BACKGROUND_BYTES = 150_000  # so the shinyama paper is indexed as a background job
+BACKGROUND_CHARS = 20_000  # so the shinyama paper (8 pages, 29,790 characters) is indexed as a background job
 MAX_FILES = 4
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 TOO_LARGE_PAPER = "academic_2col_dpr_2004.04906.pdf"
 
-# Every unreadable shared PDF under the background threshold, with the reason the loaders give.
+# Every unreadable shared PDF, with the reason the loaders give.
 UNREADABLE = {
     "encrypted_aes256_userpw_foo.pdf": "encrypted",
     "encrypted_rc4-128_userpw_foo.pdf": "encrypted",
@@ -38,7 +40,10 @@ def server(request, build_app_services, tmp_path_factory, new_database_url):
         tmp_path_factory.mktemp("documents"), max_upload_bytes=LIMIT_BYTES,
         database_url=new_database_url(request.param),
     )
-    limits = ApiSettings(background_ingest_bytes=BACKGROUND_BYTES, max_files_per_upload=MAX_FILES)
+    limits = ApiSettings(
+        background_ingest_chars=BACKGROUND_CHARS, max_files_per_upload=MAX_FILES,
+        inline_read_seconds=BACKGROUND_WAIT_SECONDS,  # a busy machine's slow read must not make a job of a note
+    )
     with serve(services, limits) as running:
         yield running
     services.database.dispose()
@@ -103,6 +108,33 @@ def test_a_small_file_is_indexed_within_the_request_and_only_once(client):
     assert again.status_code == 200
     assert again.json()["uploaded"][0] | {"name": "?"} == document | {"duplicate": True, "name": "?"}
     assert len(client.get("/chat/notes/documents").json()["documents"]) == 1
+
+
+def sheet_of_cells(rows: int, columns: int) -> bytes:
+    book = openpyxl.Workbook(write_only=True)
+    sheet = book.create_sheet("Readings")
+    sheet.append([f"Sensor {column}" for column in range(columns)])
+    for row in range(rows):
+        sheet.append([row * column % 997 for column in range(columns)])
+    output = io.BytesIO()
+    book.save(output)
+    return output.getvalue()
+
+
+def test_a_sheet_small_in_bytes_but_long_in_text_is_indexed_in_the_background(client, server):
+    """What was read decides, not the upload's size: this sheet's 5,000 cells take a sixth of the bytes of the
+    8-page paper, but their rows, labelled by the headers, make over three times the text indexed within a request."""
+    data = sheet_of_cells(500, 10)
+    assert len(data) < 40_000
+
+    response = upload(client, "sheets", ("readings.xlsx", data))
+
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert body["uploaded"] == [] and body["failed"] == [] and body["jobs"][0]["name"] == "readings.xlsx"
+    state, _ = poll_until_finished(client, "sheets", body["jobs"][0]["id"])
+    assert state["status"] == "ready" and state["chunk_count"] > 100
+    assert server.services.documents.list("sheets")[0].file_type == "xlsx"
 
 
 def test_background_true_makes_even_a_small_file_a_job(client):

@@ -8,7 +8,7 @@ import pytest
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import assert_error, upload
+from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload
 from tests.api.test_hostile_uploads import assert_nothing_stored
 from tests.support import documents
 
@@ -18,7 +18,8 @@ STORY = "The axolotl stays a larva all its life, and keeps the feathery gills of
 @pytest.fixture(scope="module")
 def server(build_app_services, tmp_path_factory):
     # Every file is read within its request, so a refusal is the upload's own response.
-    with serve(build_app_services(tmp_path_factory.mktemp("formats")), ApiSettings(background_ingest_bytes=2**30)) as s:
+    limits = ApiSettings(background_ingest_chars=2**30, inline_read_seconds=BACKGROUND_WAIT_SECONDS)
+    with serve(build_app_services(tmp_path_factory.mktemp("formats")), limits) as s:
         yield s
 
 

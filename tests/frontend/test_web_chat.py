@@ -133,7 +133,7 @@ def test_unreadable_files_say_why_and_leave_the_chat_as_it_was(page: Page, web, 
 
 def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, tmp_path, build_app_services, pdfs):
     # Every file counts as large here, so each is indexed by a background job that the page follows.
-    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_bytes=0)) as server:
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_chars=0)) as server:
         chat_id = open_new_chat(page, server.url)
         drop(page, pdfs / PAPER, pdfs / "encrypted_userpw_openpassword.pdf")
         row = upload_row(page, PAPER)
@@ -161,7 +161,7 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
 def test_a_file_indexing_in_the_background_can_be_stopped_and_deleting_its_chat_stops_it_too(
     page: Page, tmp_path, build_app_services, pdfs
 ):
-    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_bytes=0)) as server:
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_chars=0)) as server:
         chat_id = open_new_chat(page, server.url)
         drop(page, pdfs / PAPER)
         expect(upload_row(page, PAPER)).to_contain_text(re.compile(r"Indexing… \d+%"))

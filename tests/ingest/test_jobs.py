@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from backend.errors import Cancelled, UnreadableDocument
+from backend.errors import Cancelled, TooLongForRequest, UnreadableDocument
 from backend.ids import new_document_id
 from backend.ingest.jobs import IngestJobs
-from backend.ingest.reader import DocumentReader, ReaderLimits
+from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
 from backend.ingest.service import IngestionService, load_here
 from backend.stores.documents import new_record
 from backend.stores.jobs import JobRecord, JobStore
@@ -28,7 +28,7 @@ class GatedLoader:
         self.gate = threading.Event()
         self.reading = threading.Event()
 
-    def __call__(self, filename, data, cancelled=None, on_page=None):
+    def __call__(self, filename, data, cancelled=None, on_page=None, *, patience=None):
         self.reading.set()
         while not self.gate.wait(0.01):
             if cancelled is not None and cancelled.is_set():
@@ -124,6 +124,22 @@ def test_a_file_that_takes_too_long_to_read_is_refused_and_its_worker_killed(pdf
     with pytest.raises(UnreadableDocument) as refused:
         reader.read("long.pdf", (pdfs / "long_us_irs_irm_2.3.59_400p.pdf").read_bytes())
     assert refused.value.reason == "too_complex" and "took longer than 0.5 s" in refused.value.message
+    reader.close()
+
+
+def test_a_read_that_would_keep_a_request_waiting_too_long_is_given_up(pdfs):
+    """Queued behind a long read (the multi-page scan's OCR), a small file's read within a request gives up after
+    its patience; the long one goes on."""
+    reader = DocumentReader(ReaderLimits(seconds=120))
+    scan = (pdfs / "scanned_multipage_mixed.pdf").read_bytes()
+    stop_long_read = threading.Event()
+    long_read = threading.Thread(target=lambda: pytest.raises(Cancelled, reader.read, "scan.pdf", scan, stop_long_read))
+    long_read.start()
+    time.sleep(0.5)  # let the long read take the only worker (an ordering aid, not a timing expectation)
+    with pytest.raises(TooLongForRequest):
+        reader.read("notes.txt", b"Axolotls regrow their limbs.", patience=Patience(0.5))
+    stop_long_read.set()
+    long_read.join()
     reader.close()
 
 

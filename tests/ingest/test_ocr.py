@@ -16,9 +16,9 @@ import pypdfium2
 import pytest
 from PIL import Image
 
-from backend.errors import UnreadableDocument, UnsupportedFileType
-from backend.ingest.loaders import OcrOptions, count_pages_to_recognise, load_document
-from backend.ingest.reader import DocumentReader, ReaderLimits
+from backend.errors import TooLongForRequest, UnreadableDocument, UnsupportedFileType
+from backend.ingest.loaders import OcrOptions, load_document
+from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
 
 LINN = "scanned_linn_two-column_brochure.pdf"
 MIXED = "scanned_multipage_mixed.pdf"
@@ -84,15 +84,6 @@ def test_a_garbled_text_layer_is_recognised_instead(pdfs):
     assert "Sentence Embeddings using Siamese BERT-Networks" in document.pages[0].text
 
 
-def test_pages_to_recognise_are_counted_cheaply(pdfs):
-    assert count_pages_to_recognise(MIXED, (pdfs / MIXED).read_bytes()) == 5
-    assert count_pages_to_recognise(LINN, (pdfs / LINN).read_bytes()) == 1
-    paper = "academic_2col_naacl06-shinyama.pdf"
-    assert count_pages_to_recognise(paper, (pdfs / paper).read_bytes()) == 0
-    assert count_pages_to_recognise("notes.txt", b"plain text") == 0
-    assert count_pages_to_recognise("broken.pdf", b"%PDF-1.4 broken") == 0
-
-
 # --- images -------------------------------------------------------------------------------------------------------
 
 
@@ -129,7 +120,6 @@ def test_each_frame_of_a_multipage_tiff_is_a_page(pdfs):
     assert HUCK_FINN_PHRASE in document.pages[0].text
     assert "LinnSequencer" in document.pages[1].text
     assert reported == [(0, 2), (1, 2), (2, 2)]
-    assert count_pages_to_recognise("fax.tif", data) == 2
 
 
 def test_an_image_without_text_is_no_text():
@@ -237,7 +227,14 @@ def test_the_reader_reports_each_recognised_page_and_extends_its_time_limit(pdfs
     assert [page.number for page in document.pages if page.ocr] == [1, 2, 5, 6]
     assert reported and reported[-1][1] == 5 and all(total == 5 for _, total in reported)
     assert [done for done, _ in reported] == sorted(done for done, _ in reported)
-    assert tight_reader.pages_to_recognise(MIXED, (pdfs / MIXED).read_bytes()) == 5
+
+
+def test_a_read_within_a_request_stops_before_recognising_more_pages_than_it_may(pdfs, tight_reader):
+    with pytest.raises(TooLongForRequest):
+        tight_reader.read(MIXED, (pdfs / MIXED).read_bytes(), patience=Patience(600, pages_to_recognise=1))
+    # One page to recognise is within it, and the worker that stopped reads on.
+    document = tight_reader.read(LINN, (pdfs / LINN).read_bytes(), patience=Patience(600, pages_to_recognise=1))
+    assert document.pages[0].ocr
 
 
 def test_the_reader_carries_the_missing_tesseract_error(pdfs, tight_reader):

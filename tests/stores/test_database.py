@@ -271,7 +271,7 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
     store.begin(new_record(document_id="d2", chat_id="c", filename="deck.pptx", sha256="bb", file_type="pptx",
                            size_bytes=1, page_count=1))
     slide = Parent("d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")
-    store.mark_ready("d2", [slide], 1, [Chunk("d2-p0-c0", "d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")])
+    store.mark_ready("d2", [slide], [Chunk("d2-p0-c0", "d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")])
     assert store.parents(["d2-p0"])["d2-p0"].cited_page == "Slide 3"
     assert store.chunks("c")[-1].label == "Slide 3"
 
@@ -281,4 +281,28 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
     assert "label" not in {column["name"] for column in inspect(engine).get_columns("parents")}
     with engine.connect() as db:
         assert db.execute(text("SELECT COUNT(*) FROM chunks")).scalar_one() == 2
+    engine.dispose()
+
+
+def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_settings: Settings) -> None:
+    """Revision 0004 moves each waiting job's file from ``job_files.data`` into one piece."""
+    database_settings.data_dir.mkdir(parents=True)
+    engine = create_database_engine(database_url(database_settings))
+    config = Config()
+    config.set_main_option("script_location", "backend:migrations")
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+        connection.execute(text(
+            "INSERT INTO jobs (job_id, chat_id, filename, size_bytes, state, created_at) "
+            "VALUES ('j1', 'chat1', 'notes.txt', 7, 'queued', 1.0)"
+        ))
+        connection.execute(
+            text("INSERT INTO job_files (job_id, filename, data) VALUES ('j1', 'dir/notes.txt', :data)"),
+            {"data": b"waiting"},
+        )
+    migrate(engine)
+
+    claimed = JobStore(engine).claim("worker", 30.0)
+    assert claimed is not None and (claimed.filename, claimed.data) == ("dir/notes.txt", b"waiting")
     engine.dispose()

@@ -4,13 +4,15 @@ its job cannot write its fate."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
-from backend.stores.jobs import JobRecord, JobStore
+from backend.stores.jobs import PIECE_BYTES, JobRecord, JobStore
+from backend.stores.schema import job_file_pieces
 
 
 def job(job_id: str, state: str = "queued", chat_id: str = "chat1", created_at: float = 1.0) -> JobRecord:
@@ -105,3 +107,14 @@ def test_cancelling_ends_queued_jobs_at_once_and_flags_running_ones(database):
     assert store.heartbeat("running", "w1", lease_seconds=60, progress=0.1) is True
     assert store.claim("w2", lease_seconds=60) is None
     assert store.unfinished_ids() == ["running"]
+
+
+def test_a_file_larger_than_a_piece_is_read_back_whole(database: Engine, jobs: JobStore) -> None:
+    data = bytearray(os.urandom(PIECE_BYTES * 2 + 12345))  # as a request received it
+    jobs.add(job("big"), "big.pdf", data)
+
+    claimed = jobs.claim("worker", 30.0)
+    assert claimed is not None and claimed.data == data and isinstance(claimed.data, bytes)
+    assert jobs.finish("big", "worker", "ready")
+    with database.connect() as db:  # its pieces go with the job's end
+        assert db.execute(select(func.count()).select_from(job_file_pieces)).scalar_one() == 0

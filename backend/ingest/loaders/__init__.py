@@ -40,9 +40,9 @@ from backend.ingest.loaders.csv import load_csv
 from backend.ingest.loaders.docx import load_docx
 from backend.ingest.loaders.epub import load_epub
 from backend.ingest.loaders.html import load_html
-from backend.ingest.loaders.image import count_image_pages, load_image
+from backend.ingest.loaders.image import load_image
 from backend.ingest.loaders.ocr import OcrOptions, PageProgress, Recogniser
-from backend.ingest.loaders.pdf import count_pdf_pages_to_recognise, load_pdf
+from backend.ingest.loaders.pdf import load_pdf
 from backend.ingest.loaders.plain import load_text
 from backend.ingest.loaders.pptx import load_pptx
 from backend.ingest.loaders.text import normalise_text
@@ -50,8 +50,7 @@ from backend.ingest.loaders.xlsx import load_xlsx
 from backend.models import LoadedDocument, Page
 
 __all__ = [
-    "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "count_pages_to_recognise",
-    "load_document", "may_need_recognition", "normalise_text",
+    "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "load_document", "normalise_text",
 ]
 
 FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
@@ -78,10 +77,6 @@ _RECOGNISING_LOADERS: dict[str, Callable[[str, bytes, Recogniser], list[Page]]] 
     "pdf": load_pdf,
     "image": load_image,
 }
-_PAGES_TO_RECOGNISE: dict[str, Callable[[bytes], int]] = {
-    "pdf": count_pdf_pages_to_recognise,
-    "image": count_image_pages,
-}
 
 
 def load_document(
@@ -98,22 +93,6 @@ def load_document(
     else:
         pages = _LOADERS[file_type](name, data)
     return LoadedDocument(filename=name, file_type=file_type, pages=tuple(pages))
-
-
-def may_need_recognition(filename: str) -> bool:
-    """Whether a file of this name could have pages to recognise (a PDF or an image), judged by its name alone."""
-    return _claimed_type(filename) in _PAGES_TO_RECOGNISE
-
-
-def count_pages_to_recognise(filename: str, data: bytes) -> int:
-    """A cheap estimate of how many pages of the file need text recognition (0 for a file that does not, or that
-    will fail to load), to decide whether reading it is long enough to be a background job."""
-    count = _PAGES_TO_RECOGNISE.get(_claimed_type(filename))
-    return count(data) if count is not None else 0
-
-
-def _claimed_type(filename: str) -> str | None:
-    return FILE_TYPES_BY_EXTENSION.get(PurePosixPath(base_filename(filename)).suffix.lower())
 
 
 def base_filename(filename: str) -> str:

@@ -38,15 +38,6 @@ def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
     return labelled(pages, lambda number: f"Frame {number}") if len(texts) > 1 else pages
 
 
-def count_image_pages(data: bytes) -> int:
-    """Frames of an image upload (read from its header only); 0 if it is not a readable image."""
-    try:
-        with _decoder(data) as image:
-            return image_frames(image)
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
-        return 0
-
-
 def image_frames(image: Image.Image) -> int:
     return getattr(image, "n_frames", 1)
 

@@ -133,22 +133,6 @@ def _recognise_pages_without_text(
         document.close()
 
 
-def count_pdf_pages_to_recognise(data: bytes) -> int:
-    """How many pages have no text layer but something drawn on them, as PDFium sees it (fast: 0.1 s for 400
-    pages); 0 when PDFium cannot open the file."""
-    try:
-        document = pypdfium2.PdfDocument(data)
-    except pypdfium2.PdfiumError:
-        return 0
-    try:
-        return sum(
-            1 for page in document
-            if page.get_textpage().count_chars() < _MIN_TEXT_LAYER_CHARACTERS and _has_content(page)
-        )
-    finally:
-        document.close()
-
-
 def _lacks_text(text: str) -> bool:
     visible = sum(1 for c in text if not c.isspace())
     return visible < _MIN_TEXT_LAYER_CHARACTERS or _looks_garbled(text)
