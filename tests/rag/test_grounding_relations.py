@@ -140,6 +140,8 @@ def test_right_answers_from_real_papers_keep_their_mark(pdfs: Path) -> None:
         for answer in (evidence, f"{evidence[0].upper()}{evidence[1:]} [Source 1]."):
             checked += 1
             rejected += not GroundednessChecker().check(answer, [source], question=record["question"]).is_grounded
-    # 2 of the 42 checked when written fail on the word check alone, as they did before the relation rules:
-    # "bigram hashing and TF-IDF matching" stands in a sentence naming none of the question's terms.
-    assert checked >= 40 and rejected <= 0.05 * checked
+    # Two questions (4 of the 68 checks) fail on the word check alone, as they did before the relation rules,
+    # because the answer stands in a sentence naming none of the question's terms: "bigram hashing and TF-IDF
+    # matching" (a39), and the FAA notice's cost row "1 work-hour × $85 per hour = $85" for "What hourly labor
+    # rate …" (a107). A new rejection of a right answer fails here.
+    assert checked >= 68 and rejected <= 4
