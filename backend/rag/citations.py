@@ -140,3 +140,19 @@ def _sources(numbers: Iterable[int], passages: Sequence[Passage]) -> list[dict]:
             "ocr": parent.ocr,
         })
     return list(by_document.values())
+
+
+def with_page_labels(sources: list[dict]) -> list[dict]:
+    """Sources stored before pages had labels, as a source of today: every page read "Page N"."""
+    return [
+        {
+            **source,
+            "page_label": source.get("page_label") or f"Page {source['page']}",
+            "page_labels": source.get("page_labels") or [f"Page {page}" for page in source.get("pages", [])],
+            "passages": [
+                {**passage, "page_label": passage.get("page_label") or f"Page {passage['page']}"}
+                for passage in source.get("passages", [])
+            ],
+        }
+        for source in sources
+    ]

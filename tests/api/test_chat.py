@@ -164,3 +164,27 @@ def test_health_and_the_openapi_document(client):
             "/chat/{chat_id}/documents", "/chat/{chat_id}/documents/{doc_id}", "/health", "/v1/models",
             "/v1/chat/completions"} <= set(paths)
     assert client.get("/docs").status_code == 200
+
+
+def test_a_follow_up_to_an_answer_stored_before_page_labels_keeps_its_sources(server, client):
+    """An answer saved by the release before page labels (its sources name pages by number only): reworking it
+    ("make that shorter") answers 200 with those sources, each page read as "Page N"."""
+    memory = server.services.memory
+    memory.bind("before-labels", "paper")
+    old_source = {
+        "document_id": "d-old", "filename": PAPER, "page": 2, "pages": [2], "chunk_id": "d-old-p0-c0",
+        "relevance_score": 0.5, "content_preview": "Preemptive IE …", "source_numbers": [1], "ocr": False,
+        "passages": [{"source_number": 1, "parent_id": "d-old-p0", "page": 2, "excerpt": "Preemptive IE …",
+                      "ocr": False}],
+    }
+    memory.add_exchange("before-labels", QUESTION, "Preemptive IE finds relations before they are asked for "
+                        "[Source 1].", {"sources": [old_source], "is_grounded": True, "groundedness_score": 1.0})
+
+    response = client.post("/chat/", json={"message": "make that shorter", "chat_id": "paper",
+                                           "session_id": "before-labels"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["answer_kind"] == "transformed", body
+    (source,) = body["sources"]
+    assert source["page_label"] == "Page 2" and source["page_labels"] == ["Page 2"]
+    assert source["passages"][0]["page_label"] == "Page 2"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from backend.llm.base import GenerationParams
 from backend.models import Chunk, Passage
 from backend.rag.answer_text import loop_start
-from backend.rag.citations import build_context, cited_sources
+from backend.rag.citations import build_context, cited_sources, with_page_labels
 from backend.rag.deps import RAGDeps
 from backend.rag.evidence import quote_evidence
 from backend.rag.nodes.events import token, write_with_model
@@ -77,7 +77,7 @@ def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:
 def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     previous = deps.memory.last_exchange(state["session_id"], deps.windows.context)
     question, answer = previous
-    sources = answer.metadata.get("sources", [])
+    sources = with_page_labels(answer.metadata.get("sources", []))  # an answer may predate page labels
     passages = _previous_passages(sources, deps)
     context, _ = build_context(passages, deps.llm.count_tokens, deps.limits.context_budget_tokens)
     prompt = TRANSFORM_PROMPT.format(
