@@ -391,6 +391,17 @@ def test_an_epub_whose_table_of_contents_is_missing_still_reads() -> None:
     assert "Axolotls keep their gills." in page.text and page.label == "Chapter 1"
 
 
+def test_an_epub_with_html_entities_xml_does_not_define_still_reads() -> None:
+    book = documents.epub({"one.xhtml": "<p>Axolotls keep their gills.</p>"}, toc={"one.xhtml": "One"})
+    sloppy = documents.replace_part(book, "OEBPS/nav.xhtml", lambda xml: xml.replace("One", "One&nbsp;"))
+    sloppy = documents.replace_part(sloppy, "OEBPS/text/one.xhtml", lambda xml: xml.replace("keep", "keep&nbsp;"))
+
+    (page,) = load_document("book.epub", sloppy).pages
+
+    # HTML entities XML does not define, in the table of contents and in a chapter: read past, as browsers do.
+    assert "Axolotls keep" in page.text and "their gills." in page.text and page.label == "One"
+
+
 def test_epub_of_another_kind_is_unsupported() -> None:
     with pytest.raises(UnsupportedFileType, match="not a book in EPUB format"):
         load_document("book.epub", _zip({"word/document.xml": "<w/>"}))

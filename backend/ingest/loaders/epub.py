@@ -27,6 +27,9 @@ _NAV_NS = {"x": "http://www.w3.org/1999/xhtml", "e": "http://www.idpf.org/2007/o
 # A chapter's title cites it; a longer one is cut (a table of contents may hold a paragraph as an entry).
 _MAX_TITLE_CHARS = 120
 _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
+# Tables of contents written with HTML entities XML does not define (&nbsp;) are common; what can be read of them
+# still names the chapters.
+_LENIENT_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
 
 
 def load_epub(name: str, data: bytes) -> list[Page]:
@@ -81,7 +84,9 @@ def _table_of_contents(archive: zipfile.ZipFile, package_path: str, package: etr
     path = _archive_path(package_path, (navigation or ncx)[0].get("href", ""))
     if path not in archive.namelist():
         return {}
-    document = etree.fromstring(archive.read(path), _XML_PARSER)
+    document = etree.fromstring(archive.read(path), _LENIENT_XML_PARSER)
+    if document is None:
+        return {}
     titles: dict[str, str] = {}
     for href, title in _navigation_entries(document) if navigation else _ncx_entries(document):
         if title := " ".join(title.split())[:_MAX_TITLE_CHARS]:

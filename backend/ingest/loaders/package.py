@@ -43,14 +43,17 @@ def open_package(name: str, data: bytes, kind: str, required_part: str) -> zipfi
 
 
 def iter_part_elements(
-    name: str, kind: str, archive: zipfile.ZipFile, part: str, tags: Sequence[str] | None = None
+    name: str, kind: str, archive: zipfile.ZipFile, part: str, tags: Sequence[str] | None = None,
+    recover: bool = False,
 ) -> Iterator[etree._Element]:
     """Each element of ``part`` (of ``tags`` only, when given: lxml then skips the others without a Python call) as
     its end tag is read, with its attributes and children, then dropped: memory stays constant however large the
-    part is. Entities are not expanded."""
+    part is. Entities are not expanded. ``recover`` reads past what is not well-formed XML."""
     try:
         with archive.open(part) as stream:
-            elements = etree.iterparse(stream, events=("end",), tag=tags, resolve_entities=False, no_network=True)
+            elements = etree.iterparse(
+                stream, events=("end",), tag=tags, resolve_entities=False, no_network=True, recover=recover
+            )
             for _, element in elements:
                 yield element
                 element.clear(keep_tail=True)
@@ -65,7 +68,9 @@ def check_element_count(name: str, kind: str, archive: zipfile.ZipFile, parts: I
     what there is too much of, e.g. "paragraphs and other parts"."""
     elements = 0
     for part in parts:
-        for _ in iter_part_elements(name, kind, archive, part):
+        # Counting is about size, not validity: each format's reader judges the markup (an EPUB's XHTML is read
+        # leniently, and often holds HTML entities such as &nbsp; that XML does not define).
+        for _ in iter_part_elements(name, kind, archive, part, recover=True):
             elements += 1
             if elements > MAX_XML_ELEMENTS:
                 raise too_complex(name, f"has too many {too_many} to read safely (more than {MAX_XML_ELEMENTS:,})")
