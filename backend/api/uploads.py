@@ -1,10 +1,11 @@
 """Where each uploaded file goes: indexed within the request, or handed to a background job, or refused.
 
-The request reads each file first (in the reader's workers, as always), waiting at most ``Patience``. What was read
-decides: a document of at most ``background_chars`` characters is stored before the response (embedding it takes
-a few seconds at most), from what was read; a longer one, a read that outlasts the wait, a scan with more than one
-page to recognise (OCR takes seconds a page), or any file when the client asks for ``background=true``, becomes a
-job the client polls, which reads the file again. The size in bytes decides nothing: a 2 MB sheet can hold half a
+The request reads each file first (in the reader's workers, as always), waiting at most ``Patience`` for all its
+files together. What was read decides: documents of at most ``background_chars`` characters together are stored
+before the response (embedding them takes a few seconds at most), from what was read; a file past that, a read that
+outlasts the request's wait (or a file not read before it ran out), a scan with more than one page to recognise
+(OCR takes seconds a page), or any file when the client asks for ``background=true``, becomes a job the client
+polls, which reads the file again. The size in bytes decides nothing: a 2 MB sheet can hold half a
 million cells, and a 2 MB scan minutes of OCR. Originals are not kept: a background job's file waits in the
 database only until its job ends.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from backend.api.multipart import ReceivedFile
 from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
@@ -63,24 +65,30 @@ class DocumentUploads:
         failures: list[tuple[str, AxiomError]] = []
         queued: list[ReceivedFile] = []
         inline: list[ReadFile] = []
+        # One wait and one amount of text for the whole request: ten large files must not keep it ten times over.
+        deadline = time.monotonic() + self._patience.seconds
+        inline_characters = 0
         for received in files:
             if received.error is not None:
                 failures.append((received.name, received.error))
                 continue
-            if background:
+            wait = deadline - time.monotonic()
+            if background or wait <= 0:
                 queued.append(received)
                 continue
             try:
-                document = self._ingestion.read(received.name, received.data, self._patience)
+                document = self._ingestion.read(received.name, received.data, replace(self._patience, seconds=wait))
             except TooLongForRequest:
                 queued.append(received)
             except AxiomError as error:
                 # Kept without its traceback, which holds this frame and so the files: a cycle until gc ran.
                 failures.append((received.name, error.with_traceback(None)))
             else:
-                if _characters(document) > self._background_chars:
+                characters = _characters(document)
+                if inline_characters + characters > self._background_chars:
                     queued.append(received)  # its job reads it again rather than this request keeping the text
                 else:
+                    inline_characters += characters
                     inline.append(ReadFile(received.name, received.data, document))
         results = self._ingestion.ingest_many(chat_id, inline)
         failures += [(f.filename, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)]

@@ -137,6 +137,22 @@ def test_a_sheet_small_in_bytes_but_long_in_text_is_indexed_in_the_background(cl
     assert server.services.documents.list("sheets")[0].file_type == "xlsx"
 
 
+def test_files_each_short_but_long_together_go_in_until_the_requests_text_is_spent(client):
+    """The amount of text indexed within a request counts all its files: two notes of 12,000 characters (each
+    under the 20,000 limit) are one indexed now and one job, not 24,000 characters embedded before the answer."""
+    notes = [(f"note{n}.txt", f"Note {n} about salamanders. ".encode() + b"Axolotls keep their gills. " * 440)
+             for n in (1, 2)]
+
+    response = upload(client, "two-notes", *notes)
+
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert [d["name"] for d in body["uploaded"]] == ["note1.txt"] and body["failed"] == []
+    assert [job["name"] for job in body["jobs"]] == ["note2.txt"]
+    state, _ = poll_until_finished(client, "two-notes", body["jobs"][0]["id"])
+    assert state["status"] == "ready"
+
+
 def test_background_true_makes_even_a_small_file_a_job(client):
     response = upload(client, "asked", ("tiny.md", b"# Tiny\n\nA small markdown note."), background="true")
     assert response.status_code == 202
