@@ -176,11 +176,13 @@ class BM25Store:
         many chunks were copied. Run at start-up: the first replica to start on an upgraded data dir does it.
 
         Only once per ``cache_dir``: a marker file then says it is done (no release since writes such files), so
-        a start does not list and read every chat's cache file. A file that could not be read stays, logged."""
+        a start does not list and read every chat's cache file. A file that could not be read stays, logged, and
+        no marker is written, so the next start tries it again (its documents have no keyword search until then)."""
         marker = self._cache_dir / LEGACY_IMPORTED_MARKER
         if marker.exists():
             return 0
         imported = 0
+        unreadable = False
         for path in sorted(self._cache_dir.glob("chat_*.jsonl")) if self._cache_dir.is_dir() else []:
             header = self._read_header(path)
             if header is None or header.get("format") != FILE_FORMAT or header.get("version") != 1:
@@ -192,6 +194,7 @@ class BM25Store:
                 chunks = [Chunk(**{name: record[name] for name in _V1_FIELDS if name in record}) for record in records]
             except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
                 logger.exception("BM25 file %s of an earlier release is unreadable; its chunks were not copied", path)
+                unreadable = True
                 continue
             try:
                 imported += self._source.import_chunks(chunks)
@@ -201,6 +204,8 @@ class BM25Store:
             path.unlink()
         if imported:
             logger.info("Copied %d chunks from the BM25 files of an earlier release into the database", imported)
+        if unreadable:
+            return imported
         try:
             self._cache_dir.mkdir(parents=True, exist_ok=True)
             marker.write_text("The BM25 files of releases before the chunks table were copied into the database.\n")

@@ -15,6 +15,7 @@ upgrade is filled, in the same transaction, from the SQLite files of releases be
 from __future__ import annotations
 
 import logging
+import sqlite3
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,11 +55,20 @@ def database_url(settings: Settings) -> URL:
     return url
 
 
+MIN_SQLITE = (3, 35)
+
+
 def create_database_engine(url: URL | str) -> Engine:
     url = make_url(url)
     if url.get_backend_name() != "sqlite":
         # pre_ping: a connection the server closed (a restart, an idle timeout) is replaced, not handed out.
         return create_engine(url, pool_pre_ping=True, **_POOL)
+    if sqlite3.sqlite_version_info < MIN_SQLITE:  # RETURNING and DROP COLUMN, used by the stores and migrations
+        raise DatabaseUnavailable(
+            f"Axiom needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python has SQLite "
+            f"{sqlite3.sqlite_version}. Use a newer Python build, or PostgreSQL through AXIOM_DATABASE_URL.",
+            database="sqlite",
+        )
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": 30}, **_POOL)

@@ -278,6 +278,15 @@ def test_the_files_of_an_earlier_release_are_looked_for_once(store, documents, i
     assert (index_dir / "chat_chat2.jsonl").exists()  # not even opened
 
 
+def test_an_unreadable_file_of_an_earlier_release_is_tried_again_at_the_next_start(store, index_dir):
+    write_earlier_release_file(index_dir, "chat1", [BREAD])
+    path = index_dir / "chat_chat1.jsonl"
+    path.write_text(path.read_text()[:-20])  # torn in its last record
+
+    assert store.import_legacy_files() == 0
+    assert path.exists() and not (index_dir / LEGACY_IMPORTED_MARKER).exists()
+
+
 def write_earlier_release_file(index_dir: Path, chat_id: str, chunks: list[Chunk]) -> None:
     """A BM25 file as the release before the chunks table wrote it (format version 1: the only copy of the texts)."""
     index_dir.mkdir(exist_ok=True)

@@ -51,6 +51,13 @@ def test_an_engine_axiom_does_not_run_on_is_refused_at_start_up(url: str) -> Non
         Settings(database_url=url)
 
 
+def test_a_sqlite_too_old_for_the_stores_is_named_at_start_up(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 31, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
+    with pytest.raises(DatabaseUnavailable, match=r"needs SQLite 3\.35 or newer; this Python has SQLite 3\.31\.1"):
+        create_database_engine(f"sqlite:///{tmp_path / 'axiom.db'}")
+
+
 def test_a_database_that_cannot_be_reached_is_named_at_start_up_without_its_password() -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
