@@ -12,9 +12,9 @@ database only until its job ends.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-import time
 from dataclasses import dataclass, replace
 
 from backend.api.multipart import ReceivedFile
