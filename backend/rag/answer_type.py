@@ -76,6 +76,9 @@ _FRAME_WORDS = frozenset(
 # Phrases of the frame: "What does MCAS stand for?" asks for MCAS's long form, and "stand" is in no answer.
 _FRAME_PHRASES = re.compile(_HOW + r"|\b(?:stands?|short)\s+for\b", re.IGNORECASE)
 _KEY_TERMS = Tokenizer()
+# A frame word in any of its inflections ("studied" like "study", "located" like "location"): the frame is matched
+# by stem, as the key terms are.
+_FRAME_STEMS = frozenset(_KEY_TERMS.tokenize(" ".join(_FRAME_WORDS)))
 _WORD = re.compile(r"[^\W_]+")
 
 _SPELLED_NUMBERS = (
@@ -126,9 +129,10 @@ def key_terms(question: str) -> frozenset[str]:
     words = _WORD.findall(_FRAME_PHRASES.sub(" ", question))
     sentence_case = sum(w[0].isupper() for w in words) * 2 < len(words)
     named = {index for index, w in enumerate(words) if index > 0 and sentence_case and w[0].isupper()}
-    return frozenset(_KEY_TERMS.tokenize(" ".join(
-        w for index, w in enumerate(words) if index in named or w.casefold() not in _FRAME_WORDS
-    )))
+    return frozenset(
+        term for index, w in enumerate(words) for term in _KEY_TERMS.tokenize(w)
+        if index in named or term not in _FRAME_STEMS
+    )
 
 
 def text_terms(text: str) -> frozenset[str]:

@@ -111,10 +111,32 @@ def _judge_part(
     near = [pair for pair in candidates if pair[0] >= policy.min_coverage / 2]
     if not near:
         return Verdict(False, kind, coverage, None, sentence)
-    similarities = similarity([s for _, s in near])
+    similarities = similarity([_without_asides(s) for _, s in near])
     best = max(range(len(near)), key=lambda i: similarities[i])
     closeness = float(similarities[best])
     return Verdict(closeness >= policy.min_similarity, kind, near[best][0], closeness, near[best][1])
+
+
+_OPENING, _CLOSING = "([", ")]"
+_MIN_ASIDE_CHARS = 25
+
+
+def _without_asides(sentence: str) -> str:
+    """The sentence without its asides in brackets of more than a few words ("(mean age, 57.1 years [SD, 10.6];
+    men, 395 (62.7%); …)"): what the sentence says without them is what is compared in meaning with the question,
+    while a short one ("(92%)") stays."""
+    kept: list[str] = []
+    opened: list[int] = []  # where each open bracket's text starts in ``kept``
+    for char in sentence:
+        if char in _OPENING:
+            opened.append(len(kept))
+        elif char in _CLOSING and opened:
+            start = opened.pop()
+            if len(kept) - start >= _MIN_ASIDE_CHARS:
+                del kept[start:]
+                continue
+        kept.append(char)
+    return re.sub(r"\s+(?=[,;.:])", "", " ".join("".join(kept).split()))
 
 
 class _Words(NamedTuple):

@@ -65,6 +65,16 @@ def test_key_terms_drop_the_question_frame_and_function_words():
     assert key_terms("What Is The Main Idea Of The Paper?") == frozenset()
 
 
+def test_a_frame_word_is_frame_in_any_of_its_inflections():
+    # "studied" is "study", "located" is "location": "All 662 patients identified as sporadic cases of
+    # Creutzfeldt-Jakob disease" answers without saying "studied", which the sentence before ("In this study")
+    # would otherwise carry in its place.
+    assert key_terms("How many patients with sporadic Creutzfeldt-Jakob disease were studied?") == {
+        "patient", "sporad", "creutzfeldt", "jakob", "diseas"}
+    assert key_terms("Where is New York University located?") == {"new", "york", "universiti"}
+    assert key_terms("Which methods were described in the reports?") == {"method"}
+
+
 def test_a_term_is_carried_by_its_stem_or_inside_glued_pdf_words():
     sentence = "We denote BERTLARGE (L=24) and the medullary cells."
     folded, terms = sentence.casefold(), text_terms(sentence)

@@ -77,6 +77,26 @@ def test_a_paraphrase_is_found_by_meaning_but_meaning_alone_never_answers(embedd
     assert not judge("Who funded the research behind BERT?", corpora, POLICY, lambda s: [1.0] * len(s)).answerable
 
 
+TRIAL = [passage(0, "Of the 632 randomized patients (mean age, 57.1 years [SD, 10.6]; men, 395 (62.7%); diabetes "
+                    "duration, 6.3 years [SD, 5.2]; body weight, 92.3 kg [SD, 16.8]; BMI, 31.7 [SD, 4.3]), 583 (92%) "
+                    "completed the trial.")]
+
+
+def test_the_meaning_test_reads_a_sentence_without_its_long_asides(embedder):
+    question = "What share of the randomized patients finished the trial?"  # "finished" for "completed"
+    compared = []
+
+    def recorded(sentences):
+        compared.extend(sentences)
+        return similarity_to(question, embedder)(sentences)
+
+    verdict = judge(question, TRIAL, POLICY, recorded)
+    # The baseline characteristics in brackets are gone, the short "(92%)" stays.
+    assert compared == ["Of the 632 randomized patients, 583 (92%) completed the trial."]
+    assert verdict.answerable and verdict.similarity >= POLICY.min_similarity
+    assert "(mean age" in verdict.sentence  # the sentence shown is the whole one
+
+
 def test_a_compound_question_is_answerable_when_one_part_is():
     question = "Who designed the Harbour Bridge, and when did it open?"
     assert judge(question, BRIDGE, POLICY, never_close).answerable
