@@ -117,6 +117,8 @@ documents = Table(
     Column("status", Text, nullable=False),
     Column("created_at", Double, nullable=False),
     Index("documents_chat_sha", "chat_id", "sha256", unique=True),
+    # Every replica's recovery sweep asks for the documents still 'indexing' (a few, among all ready ones).
+    Index("documents_status", "status"),
 )
 
 parents = Table(

@@ -169,6 +169,18 @@ INSERT INTO jobs VALUES ('d1', 'older', 'report.pdf', 12345, 'ready', 'd1', NULL
 """
 
 
+def test_the_recovery_sweep_finds_the_documents_still_indexing_by_an_index(tmp_path: Path) -> None:
+    """Every replica asks every 30 s; the plan must not scan every document of every chat."""
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'axiom.db'}")
+    migrate(engine)
+    with engine.connect() as db:
+        query = select(metadata.tables["documents"]).where(metadata.tables["documents"].c.status == INDEXING)
+        compiled = query.compile(engine, compile_kwargs={"literal_binds": False})
+        plan = db.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", tuple(compiled.params.values())).all()
+    engine.dispose()
+    assert any("USING INDEX documents_status" in row[-1] for row in plan), plan
+
+
 def write_legacy_data_dir(settings: Settings) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     for path, script in (
