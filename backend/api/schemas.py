@@ -250,9 +250,12 @@ class DocumentState(BaseModel):
 
     @classmethod
     def of_job(cls, job: Job, document: DocumentRecord | None = None) -> DocumentState:
-        """``document``: the registry's record of the document a ready job made (its page and chunk counts)."""
+        """``document``: the registry's record of the document a ready job made (its page and chunk counts). A
+        ready job whose document is gone was stopped as it finished (or its document deleted since): nothing of it
+        is kept, which is what "cancelled" says."""
+        status = "cancelled" if job.state == "ready" and document is None else job.state
         return cls(
-            id=job.job_id, name=job.filename, status=job.state, percent=int(job.progress * 100),
+            id=job.job_id, name=job.filename, status=status, percent=int(job.progress * 100),
             document_id=job.document_id,
             chunk_count=document.chunk_count if document else None,
             page_count=document.page_count if document else None,

@@ -160,6 +160,21 @@ def test_background_true_makes_even_a_small_file_a_job(client):
     assert state["status"] == "ready" and state["chunk_count"] == 1
 
 
+def test_a_job_stopped_as_it_finished_reads_cancelled_not_ready_without_its_document(client, server):
+    """Stop pressed just as the job stored its document: the document is deleted (nothing of it is kept), and the
+    job's state says so instead of "ready" with no document, chunks or pages."""
+    response = upload(client, "stopped-late", ("late.md", b"# Late\n\nA note stopped late."), background="true")
+    job_id = response.json()["jobs"][0]["id"]
+    state, _ = poll_until_finished(client, "stopped-late", job_id)
+    assert state["status"] == "ready"
+
+    assert client.delete(f"/chat/stopped-late/documents/{job_id}").status_code == 200
+
+    after = client.get(f"/chat/stopped-late/documents/{job_id}").json()
+    assert after["status"] == "cancelled" and after["chunk_count"] is None
+    assert server.services.documents.list("stopped-late") == []
+
+
 @pytest.mark.parametrize("filename", sorted(UNREADABLE))
 def test_each_unreadable_shared_pdf_is_refused_with_its_reason(client, server, pdfs, filename):
     response = upload_paths(client, "broken", pdfs / filename)
