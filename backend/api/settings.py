@@ -24,16 +24,16 @@ class ApiSettings(BaseSettings):
     max_files_per_upload: int = Field(10, gt=0, description="Files in one upload request")
     # ~300 child chunks (400 characters, 50 overlapping): 3-6 s to embed at 50-90 chunks/s (docs/benchmarks.md).
     # Judged on the text read, so a small file that expands to much text (a sheet of half a million cells in 2 MB)
-    # is a job too.
+    # is a job too; counted over the request's files, so ten of them are not embedded before the answer.
     background_ingest_chars: int = Field(
         100_000, ge=0,
-        description="Files whose text, once read, is longer than this many characters are indexed as a background "
-        "job (202); so is a scan with more than one page to recognise",
+        description="Characters of text, once read, an upload request indexes itself (all its files together); a "
+        "file past them is indexed as a background job (202), and so is a scan with more than one page to recognise",
     )
     inline_read_seconds: float = Field(
         20.0, gt=0,
-        description="How long an upload request waits for a file to be read (queued behind other reads included) "
-        "before leaving it to a background job (202)",
+        description="How long an upload request waits for its files to be read (all together, queued behind other "
+        "reads included) before leaving the rest to background jobs (202)",
     )
     ingest_workers: int = Field(1, gt=0, description="Threads indexing background jobs")
     ingest_lease_seconds: float = Field(

@@ -17,6 +17,11 @@ def _splitter(size: int, overlap: int) -> RecursiveCharacterTextSplitter:
     )
 
 
+def parent_id(document_id: str, index: int) -> str:
+    """The id of a document's ``index``-th parent (0: the one its text starts with)."""
+    return f"{document_id}-p{index}"
+
+
 class ParentChildChunker:
     def __init__(self, parent_size: int, parent_overlap: int, child_size: int, child_overlap: int) -> None:
         self._parents = _splitter(parent_size, parent_overlap)
@@ -28,7 +33,7 @@ class ParentChildChunker:
         for page in document.pages:
             for parent_text in self._parents.split_text(page.text):
                 parent = Parent(
-                    parent_id=f"{document_id}-p{len(parents)}",
+                    parent_id=parent_id(document_id, len(parents)),
                     document_id=document_id,
                     filename=document.filename,
                     page=page.number,

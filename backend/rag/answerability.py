@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from backend.embeddings import Embedder
+from backend.ingest.chunker import parent_id
 from backend.models import Passage
 from backend.rag.answer_type import (
     AnswerType,
@@ -172,19 +173,18 @@ def _typed_sentence_coverage(
 
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
-    """Each document's title as far as the passages show it: the first line of a document's first parent
-    (``ParentChildChunker`` numbers a document's parents "-p0", "-p1"…; a title alone on its page's first lines
-    may be a parent of its own), when short enough to be a title. A title found at ingestion and carried by the passages would plug in here, for
-    every passage of a document."""
+    """Each document's title as far as the passages show it: the first line of a document's first parent (a title
+    alone on its page's first lines may be a parent of its own), when short enough to be a title. A title found at
+    ingestion and carried by the passages would plug in here, for every passage of a document."""
     titles = {}
     for passage in passages:
-        first_line = passage.parent.text.strip().partition("\n")[0].strip()
-        if passage.parent.parent_id.endswith(_FIRST_PARENT) and 0 < len(first_line) <= _MAX_TITLE_CHARS:
-            titles[passage.parent.document_id] = first_line
+        parent = passage.parent
+        first_line = parent.text.strip().partition("\n")[0].strip()
+        if parent.parent_id == parent_id(parent.document_id, 0) and 0 < len(first_line) <= _MAX_TITLE_CHARS:
+            titles[parent.document_id] = first_line
     return titles
 
 
-_FIRST_PARENT = "-p0"
 _MAX_TITLE_CHARS = 200
 
 

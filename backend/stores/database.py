@@ -102,11 +102,17 @@ def open_database(settings: Settings) -> Engine:
     return engine
 
 
+def alembic_config() -> Config:
+    """Alembic's configuration for Axiom's migrations (the connection goes in ``attributes["connection"]``)."""
+    config = Config()
+    config.set_main_option("script_location", "backend:migrations")
+    return config
+
+
 def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None:
     """``alembic upgrade head`` under the migration lock; a database it creates gets the rows of
     ``legacy_files`` (see ``legacy.py``)."""
-    config = Config()
-    config.set_main_option("script_location", "backend:migrations")
+    config = alembic_config()
     with engine.connect() as connection:
         _lock_for_migration(connection)
         created = MigrationContext.configure(connection).get_current_revision() is None

@@ -22,8 +22,9 @@ from backend.ids import collection_name
 from backend.stores.database import database_url
 from backend.stores.schema import jobs
 from tests.api.support import upload, upload_paths, wait_for
-from tests.e2e.test_serve import ENVIRONMENT, free_port
+from tests.e2e.test_serve import ENVIRONMENT
 from tests.support.chroma_server import start_chroma_server
+from tests.support.serve_process import serve_process
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PAPER = "academic_2col_naacl06-shinyama.pdf"
@@ -56,35 +57,12 @@ class Replica:
 
 @contextmanager
 def replica(name: str, data_dir: Path, environment: dict[str, str]) -> Iterator[Replica]:
-    port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
-    log_path = data_dir / "serve.log"
-    command = [sys.executable, "-m", "backend.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "backend.cli", "serve", "--host", "127.0.0.1"]
     env = {**os.environ, **ENVIRONMENT, **environment, "AXIOM_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPOSITORY)}
-    # Run from the data directory, so no .env of the repository is read.
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(command, cwd=data_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
-    running = Replica(name, f"http://127.0.0.1:{port}", process, log_path)
-
-    def healthy() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"replica {name} exited with {process.returncode}:\n{log_path.read_text()}")
-        try:
-            return httpx.get(f"{running.url}/health").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_for(healthy, f"replica {name} to start", timeout=600)
-        yield running
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with serve_process(f"replica {name}", command, data_dir=data_dir, environment=env,
+                       log_path=data_dir / "serve.log", timeout=600) as served:
+        yield Replica(name, served.url, served.process, served.log_path)
 
 
 @dataclass

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.api.support import stream_events, upload_paths, wait_for
+from tests.api.support import stream_events, upload_paths
+from tests.support.serve_process import serve_process
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 QUESTION = "What is preemptive information extraction?"
@@ -26,40 +24,12 @@ ENVIRONMENT = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def axiom_serve(data_dir: Path, log_path: Path) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [str(Path(sys.executable).with_name("axiom")), "serve", "--port", str(port)]
+    command = [str(Path(sys.executable).with_name("axiom")), "serve"]
     environment = {**os.environ, **ENVIRONMENT, "AXIOM_DATA_DIR": str(data_dir)}
-    # Run from the data directory, so no .env of the repository is read.
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(command, cwd=data_dir, env=environment, stdout=log, stderr=subprocess.STDOUT)
-
-    def healthy() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"axiom serve exited with {process.returncode}:\n{log_path.read_text()}")
-        try:
-            return httpx.get(f"{url}/health").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_for(healthy, "axiom serve to start")
-        yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serve_process("axiom serve", command, data_dir=data_dir, environment=environment, log_path=log_path) as served:
+        yield served.url
 
 
 @pytest.mark.slow

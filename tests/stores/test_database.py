@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from pydantic import ValidationError
 from sqlalchemy import Engine, func, insert, inspect, select, text
@@ -22,6 +21,7 @@ from backend.stores.chats import ChatRecord, ChatStore
 from backend.stores.database import (
     SQLITE_FILE,
     DatabaseUnavailable,
+    alembic_config,
     create_database_engine,
     database_url,
     migrate,
@@ -262,8 +262,7 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
     """A database at revision 0002 (before labels) with a ready document: the upgrade keeps its rows, which read
     back without a label (cited "Page N"), and new rows keep theirs."""
     engine = create_database_engine(database_url(database_settings))
-    config = Config()
-    config.set_main_option("script_location", "backend:migrations")
+    config = alembic_config()
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0002")
@@ -307,8 +306,7 @@ def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_setti
     """Revision 0004 moves each waiting job's file from ``job_files.data`` into one piece."""
     database_settings.data_dir.mkdir(parents=True)
     engine = create_database_engine(database_url(database_settings))
-    config = Config()
-    config.set_main_option("script_location", "backend:migrations")
+    config = alembic_config()
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0002")
