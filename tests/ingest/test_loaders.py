@@ -188,6 +188,44 @@ def test_pdf_pages_without_text_are_skipped_but_keep_real_numbers() -> None:
     assert [(page.number, page.text) for page in document.pages] == [(1, "First page"), (3, "Third page")]
 
 
+def _with_page_labels(pdf: bytes, *ranges: tuple[int, int, str, int]) -> bytes:
+    """``pdf`` printing its pages' numbers by ``ranges`` of (first index, last index, style, start)."""
+    writer = PdfWriter(clone_from=io.BytesIO(pdf))
+    for first, last, style, start in ranges:
+        writer.set_page_label(first, last, style=style, start=start)
+    output = io.BytesIO()
+    writer.write(output)
+    return output.getvalue()
+
+
+def test_pdf_page_printing_another_number_is_cited_by_both() -> None:
+    """A preface numbered i, ii and a body starting again at 1: "Page 1" alone would name two pages."""
+    pdf = _with_page_labels(
+        _pdf(["Preface", "Contents", "Chapter one", "Chapter two"]), (0, 1, "/r", 1), (2, 3, "/D", 1)
+    )
+
+    document = load_document("book.pdf", pdf)
+
+    assert [(page.number, page.label) for page in document.pages] == [
+        (1, "Page i (PDF page 1)"), (2, "Page ii (PDF page 2)"), (3, "Page 1 (PDF page 3)"), (4, "Page 2 (PDF page 4)"),
+    ]
+
+
+def test_pdf_page_printing_its_own_position_is_page_n() -> None:
+    document = load_document("report.pdf", _with_page_labels(_pdf(["One", "Two"]), (0, 1, "/D", 1)))
+
+    assert [page.label for page in document.pages] == ["", ""]
+
+
+def test_shared_pdf_with_a_roman_numbered_preface_is_cited_by_its_printed_numbers(pdfs: Path) -> None:
+    document = load_document("GeoTopo.pdf", (pdfs / "long_de_GeoTopo_117p.pdf").read_bytes())
+
+    labels = {page.number: page.label for page in document.pages}
+    assert labels[3] == "Page iii (PDF page 3)" and labels[4] == "Page 1 (PDF page 4)"
+    page_50 = next(page for page in document.pages if page.number == 50)
+    assert labels[50] == "Page 47 (PDF page 50)" and page_50.text.startswith("47 ")
+
+
 def test_pdf_without_any_text_says_so_and_that_ocr_found_none() -> None:
     refusal = _refusal("scan.pdf", _pdf(["", ""]))
 

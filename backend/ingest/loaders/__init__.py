@@ -25,7 +25,8 @@ its "pages" are the stretches between explicit page breaks and page-starting sec
 XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
 
 Citations name a page by its label where a loader gives one: "Slide 3", "Sheet “Q3 sales”", an EPUB chapter's title
-from the book's table of contents, a TIFF's "Frame 2"; other pages are "Page N".
+from the book's table of contents, a TIFF's "Frame 2", a PDF page printing another number than its position "Page iii
+(PDF page 3)"; other pages are "Page N".
 """
 
 from __future__ import annotations

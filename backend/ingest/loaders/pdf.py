@@ -1,6 +1,8 @@
 """PDF: the text layer (pypdf), and text recognition (OCR, ocr.py) for each page whose text layer is missing (a scan)
 or garbled (fonts without a usable character map): only those pages are rendered and recognised. Pages keep their
-real 1-based numbers even when pages without text are skipped."""
+real 1-based numbers even when pages without text are skipped. A page whose printed number (the PDF's page labels:
+"iii" in a preface, "1" where the body starts after it) differs from its position is labelled with both, "Page iii
+(PDF page 3)": either alone would send a reader to the wrong page, and a document may print "1" on several pages."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ _PDF_HEADER_WINDOW = 1024
 # A page with fewer visible characters has no text layer to speak of (the shared corpus's SOURCE.md counts the
 # same way): a scan, perhaps with a page number on it.
 _MIN_TEXT_LAYER_CHARACTERS = 20
+# A page label is a number with perhaps a prefix ("A-3"); a longer one is cut rather than flood a citation.
+_MAX_PAGE_LABEL_CHARS = 40
 
 
 def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
@@ -35,8 +39,9 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
     reader = _open_pdf(name, data)
     texts = _pdf_page_texts(name, reader)
     recognised = _recognise_pages_without_text(name, data, texts, recogniser)
+    labels = _printed_page_labels(name, reader)
     pages = [
-        Page(page.number, page.text, ocr=page.number in recognised)
+        Page(page.number, page.text, ocr=page.number in recognised, label=labels.get(page.number, ""))
         for page in pages_with_text(recognised.get(number, text or "") for number, text in enumerate(texts, start=1))
     ]
     if not pages and None in texts:
@@ -99,6 +104,22 @@ def _pdf_page_texts(name: str, reader: PdfReader) -> list[str | None]:
             log.warning("page %d of %s could not be parsed; skipping it", index + 1, name, exc_info=True)
             texts.append(None)
     return texts
+
+
+def _printed_page_labels(name: str, reader: PdfReader) -> dict[int, str]:
+    """The citation label of each page whose printed number differs from its position, by page number."""
+    try:
+        if "/PageLabels" not in reader.root_object:
+            return {}
+        printed = reader.page_labels
+    except Exception:  # a damaged label tree costs the labels, not the document
+        log.warning("the page labels of %s could not be read; its pages are cited by position", name, exc_info=True)
+        return {}
+    return {
+        number: f"Page {label} (PDF page {number})"
+        for number, label in enumerate((" ".join(label.split())[:_MAX_PAGE_LABEL_CHARS] for label in printed), 1)
+        if label and label != str(number)
+    }
 
 
 def _recognise_pages_without_text(
