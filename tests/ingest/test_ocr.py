@@ -87,6 +87,16 @@ def test_a_garbled_text_layer_is_recognised_instead(pdfs):
 # --- images -------------------------------------------------------------------------------------------------------
 
 
+def test_a_short_text_layer_stays_when_recognition_reads_less_of_the_page(pdfs):
+    """The page's whole text layer is the title "حَبيبي habibi حَبيبي" (under 20 characters, so it is recognised);
+    Tesseract, without Arabic data, reads only "habibi", which must not replace the Arabic."""
+    document = load_document("habibi.pdf", (pdfs / "nonenglish_ar_habibi.pdf").read_bytes())
+
+    (page,) = document.pages
+    assert not page.ocr
+    assert page.text.count("حَبيبي") == 2 and "habibi" in page.text
+
+
 @pytest.mark.parametrize(
     ("filename", "image_format", "options"),
     [("page.png", "PNG", {}), ("page.jpg", "JPEG", {"quality": 85}), ("page.tiff", "TIFF", {"compression": "tiff_lzw"}),

@@ -139,10 +139,12 @@ def _recognise_pages_without_text(
         pages = {number: page for number in numbers if _has_content(page := document[number - 1])}
         recogniser.expect(len(pages))
         recognised = {number: recogniser.recognise(recogniser.render(page)) for number, page in pages.items()}
-        # Where nothing was recognised, a short text layer (a date on a scan) stays; a garbled one does not.
+        # A garbled text layer is replaced by whatever was recognised; a short one (a date on a scan, a title
+        # page's few words) only by more text than it has: Tesseract reads a script it has no data for as a
+        # few Latin letters, and would replace an Arabic title with them.
         return {
             number: text for number, text in recognised.items()
-            if text.strip() or _looks_garbled(texts[number - 1] or "")
+            if _looks_garbled(layer := texts[number - 1] or "") or _visible_count(text) > _visible_count(layer)
         }
     except UnreadableDocument as error:
         readable = len(texts) - texts.count(None) - len(numbers)
@@ -155,8 +157,11 @@ def _recognise_pages_without_text(
 
 
 def _lacks_text(text: str) -> bool:
-    visible = sum(1 for c in text if not c.isspace())
-    return visible < _MIN_TEXT_LAYER_CHARACTERS or _looks_garbled(text)
+    return _visible_count(text) < _MIN_TEXT_LAYER_CHARACTERS or _looks_garbled(text)
+
+
+def _visible_count(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
 
 
 def _has_content(page: pypdfium2.PdfPage) -> bool:
