@@ -251,6 +251,12 @@ def test_tsv_is_read_with_tabs_and_legacy_encodings_are_decoded() -> None:
     assert _texts(load_document("people.tsv", data)) == {1: "Name: Renée; City: Zürich"}
 
 
+def test_csv_in_a_cyrillic_legacy_encoding_is_decoded() -> None:
+    data = "Город;Продажи\nМосква;1200\nКазань;800\n".encode("cp1251")
+
+    assert _texts(load_document("sales.csv", data)) == {1: "Город: Москва; Продажи: 1200\nГород: Казань; Продажи: 800"}
+
+
 def test_csv_value_spanning_lines_stays_on_its_row() -> None:
     data = b'Question,Answer\n"Where do axolotls live?","In lakes,\nnear Mexico City"\n'
     assert _texts(load_document("faq.csv", data)) == {

@@ -317,6 +317,24 @@ def test_text_file_is_decoded(data: bytes, text: str) -> None:
     assert [(page.number, page.text) for page in document.pages] == [(1, text)]
 
 
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("日本語のテキストです。これは東京都の天気について説明する文章です。", "shift_jis"),
+        ("这是一个中文文本文件，用于测试编码检测。", "gbk"),
+        ("한국어 텍스트 파일입니다. 인코딩을 시험합니다.", "euc-kr"),
+        ("Это русский текст в кодировке Windows-1251.", "cp1251"),
+        ("Ελληνικό κείμενο σε κωδικοποίηση Windows.", "cp1253"),
+    ],
+    ids=["shift_jis", "gbk", "euc-kr", "cp1251", "cp1253"],
+)
+def test_text_file_in_a_legacy_encoding_of_another_script_is_decoded(text: str, encoding: str) -> None:
+    """Read as Windows-1252, these would be stored as mojibake ("ÕâÊÇÒ»¸ö") that no question ever finds."""
+    document = load_document("notes.txt", text.encode(encoding))
+
+    assert _text(document) == text
+
+
 @pytest.mark.parametrize("filename", ["README.md", "README.markdown", "NOTES.MD"])
 def test_markdown_is_one_page_of_its_source(filename: str) -> None:
     document = load_document(filename, b"# Title\n\nSome *emphasis* and a [link](https://example.org).\n")

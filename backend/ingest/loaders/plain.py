@@ -1,9 +1,13 @@
-"""TXT and Markdown: the encoding found from a BOM, else UTF-8, else Windows-1252; binary data refused."""
+"""TXT and Markdown: the encoding found from a BOM, else UTF-8, else Windows-1252 or Latin-1 where they read as
+Western text, else the encoding charset-normalizer finds (Shift-JIS, GBK, EUC-KR, Windows-1251…); binary data
+refused."""
 
 from __future__ import annotations
 
 import codecs
 import unicodedata
+
+import charset_normalizer
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.text import pages_with_text
@@ -17,9 +21,16 @@ _BOM_ENCODINGS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# Without a BOM: UTF-8 if it decodes, else Windows-1252 (the usual legacy encoding), else Latin-1 (never fails).
-# UTF-16 without a BOM is not guessed: its NUL bytes make it look binary.
-_FALLBACK_ENCODINGS = ("utf-8", "cp1252")
+# Without a BOM: UTF-8 if it decodes, else the usual Western legacy encodings if they read as Western text, else
+# whatever charset-normalizer finds, else Latin-1 (never fails). charset-normalizer is not asked first: on short
+# French or German text it answers Windows-1250 or EBCDIC ("naďve", "êÁ>ZÁ"). UTF-16 without a BOM is not guessed:
+# its NUL bytes make it look binary.
+_WESTERN_ENCODINGS = ("cp1252", "latin-1")
+# Western languages write a few letters in ten beyond ASCII at most (French about 4 %, German 2 %); GBK, EUC-KR,
+# Shift-JIS or Windows-1251 read as Windows-1252 are almost all such letters ("ÕâÊÇÒ»¸ö", "Ýòî ðóññêèé").
+_WESTERN_MAX_NON_ASCII_LETTER_SHARE = 0.3
+# C1 control characters: text in Latin-1 has a stray one at most; Shift-JIS read as Latin-1 is a third of them.
+_WESTERN_MAX_CONTROL_SHARE = 0.05
 # Text has almost no control characters besides tab and newlines; random binary has about one in eight.
 _BINARY_CONTROL_SHARE = 0.05
 # Real text in any script has next to no replacement, unassigned or private-use characters (the shared PDF corpus:
@@ -76,9 +87,26 @@ def _unreadable_share(text: str) -> float:
 
 
 def _decode_without_bom(data: bytes) -> str:
-    for encoding in _FALLBACK_ENCODINGS:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    for encoding in _WESTERN_ENCODINGS:
         try:
-            return data.decode(encoding)
+            text = data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    return data.decode("latin-1")
+        if _reads_as_western_text(text):
+            return text
+    found = charset_normalizer.from_bytes(data).best()
+    return str(found) if found is not None else data.decode("latin-1")
+
+
+def _reads_as_western_text(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    non_ascii = sum(1 for c in letters if not c.isascii())
+    controls = sum(1 for c in text if "\x80" <= c <= "\x9f")
+    return (
+        non_ascii <= _WESTERN_MAX_NON_ASCII_LETTER_SHARE * len(letters)
+        and controls <= _WESTERN_MAX_CONTROL_SHARE * len(text)
+    )
