@@ -411,6 +411,72 @@ def test_docx_reads_paragraphs_and_tables_in_order_and_splits_at_page_breaks() -
     ]
 
 
+_W_NAMESPACE = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _with_notes(data: bytes, references: dict[str, str], kind: str, notes: dict[str, str]) -> bytes:
+    """``data`` with a ``kind`` ("footnote" or "endnote") part holding ``notes`` (text by id), and a reference to
+    note ``id`` after each text run ending with ``references[id]``, as Word writes them."""
+    with zipfile.ZipFile(io.BytesIO(data)) as original:
+        parts = {item.filename: original.read(item.filename) for item in original.infolist()}
+    for note_id, run_end in references.items():
+        reference = f'<w:r><w:{kind}Reference w:id="{note_id}"/></w:r>'
+        parts["word/document.xml"] = parts["word/document.xml"].replace(
+            f"{run_end}</w:t></w:r>".encode(), f"{run_end}</w:t></w:r>{reference}".encode(), 1
+        )
+    separator = f'<w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>'
+    bodies = "".join(
+        f'<w:{kind} w:id="{note_id}"><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t>'
+        f"</w:r></w:p></w:{kind}>"
+        for note_id, text in notes.items()
+    )
+    parts[f"word/{kind}s.xml"] = f"<w:{kind}s {_W_NAMESPACE}>{separator}{bodies}</w:{kind}s>".encode()
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(b"</Types>", (
+        f'<Override PartName="/word/{kind}s.xml" '
+        f'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.{kind}s+xml"/></Types>'
+    ).encode())
+    parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(b"</Relationships>", (
+        f'<Relationship Id="rId{kind}s" Target="{kind}s.xml" '
+        f'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/{kind}s"/></Relationships>'
+    ).encode())
+    output = io.BytesIO()
+    with zipfile.ZipFile(output, "w") as package:
+        for part, content in parts.items():
+            package.writestr(part, content)
+    return output.getvalue()
+
+
+def test_docx_footnotes_are_read_on_the_page_that_refers_to_them() -> None:
+    """Word prints a footnote at the foot of its page: its text must be found, and cited on that page."""
+    data = _with_notes(
+        _docx(_report),
+        {"1": "every region.", "2": "next year."},
+        "footnote",
+        {"1": "Excluding the Osnabrück office.", "2": "Assuming the merger closes."},
+    )
+
+    assert [(page.number, page.text) for page in load_document("report.docx", data).pages] == [
+        (
+            1,
+            (
+                "Quarterly report\nRevenue grew in every region.[1]\nRegion | Growth\nNorth | 12%\n"
+                "The table above lists growth per region.\n\n[1] Excluding the Osnabrück office."
+            ),
+        ),
+        (2, "Outlook for next year.[2]\n\n[2] Assuming the merger closes."),
+    ]
+
+
+def test_docx_endnotes_are_marked_as_word_numbers_them() -> None:
+    data = _with_notes(_docx(_report), {"1": "every region.", "2": "growth per region."}, "endnote", {
+        "1": "Audited figures.", "2": "See the annex.",
+    })
+
+    first_page = load_document("report.docx", data).pages[0].text
+    assert "every region.[i]\n" in first_page and "per region.[ii]\n" in first_page
+    assert first_page.endswith("\n\n[i] Audited figures.\n[ii] See the annex.")
+
+
 def test_docx_without_breaks_is_one_page() -> None:
     def build(document: WordDocument) -> None:
         document.add_paragraph("Only paragraph one.")

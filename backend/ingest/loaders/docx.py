@@ -1,13 +1,20 @@
 """DOCX (python-docx): a DOCX has no fixed pages, so its "pages" are the stretches between explicit page breaks and
-page-starting section breaks. The archive and the body's size are checked (loaders/package.py) before python-docx
-builds the body: 64 MB of empty paragraphs would be 11 M lxml nodes and 1.35 GB."""
+page-starting section breaks. Footnotes and endnotes are read onto the page that refers to them: the reference
+becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word numbers them by default) and
+the note's text follows at the end of that page. The archive and the size of the body and notes are checked
+(loaders/package.py) before python-docx builds the body: 64 MB of empty paragraphs would be 11 M lxml nodes and
+1.35 GB."""
 
 from __future__ import annotations
 
 import io
 import itertools
+import re
 
 import docx
+from docx.document import Document as WordDocument
+from docx.opc.constants import RELATIONSHIP_TYPE
+from docx.oxml import parse_xml
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
 
@@ -18,6 +25,7 @@ from backend.models import Page
 
 _KIND = "Word document"
 _DOCX_MAIN_PART = "word/document.xml"
+_NOTES_PARTS = ("word/footnotes.xml", "word/endnotes.xml")
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
@@ -32,7 +40,12 @@ _W_T, _W_TAB, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = (
 _W_PAGE_BREAK_BEFORE = f"{qn('w:pPr')}/{qn('w:pageBreakBefore')}"
 _W_SECT_PR = qn("w:sectPr")
 _W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
-_W_VAL, _W_TYPE = qn("w:val"), qn("w:type")
+_W_VAL, _W_TYPE, _W_ID = qn("w:val"), qn("w:type"), qn("w:id")
+_W_FOOTNOTE_REFERENCE, _W_ENDNOTE_REFERENCE = qn("w:footnoteReference"), qn("w:endnoteReference")
+# A note's reference travels through the text as its kind and id between two characters XML text cannot contain,
+# until the pages are known and it becomes the note's mark.
+_NOTE_REFERENCE = re.compile(r"\x01([fe])(-?\d+)\x02")
+_NOTE_KINDS = {"f": RELATIONSHIP_TYPE.FOOTNOTES, "e": RELATIONSHIP_TYPE.ENDNOTES}
 
 
 def load_docx(name: str, data: bytes) -> list[Page]:
@@ -43,12 +56,55 @@ def load_docx(name: str, data: bytes) -> list[Page]:
             filename=name,
         )
     with open_package(name, data, _KIND, _DOCX_MAIN_PART) as archive:
-        check_element_count(name, _KIND, archive, [_DOCX_MAIN_PART], too_many="paragraphs and other parts")
+        parts = [_DOCX_MAIN_PART, *(part for part in _NOTES_PARTS if part in archive.namelist())]
+        check_element_count(name, _KIND, archive, parts, too_many="paragraphs and other parts")
     try:
-        body = docx.Document(io.BytesIO(data)).element.body
+        document = docx.Document(io.BytesIO(data))
+        notes = {kind: _notes(document, relationship) for kind, relationship in _NOTE_KINDS.items()}
+        body = document.element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return pages_or_no_text(name, _document_text(body).split(_PAGE_BREAK))
+    return pages_or_no_text(name, _with_notes(_document_text(body).split(_PAGE_BREAK), notes))
+
+
+def _notes(document: WordDocument, relationship: str) -> dict[str, str]:
+    """The text of each footnote (or endnote) by its id; empty when the document has none."""
+    part = next((rel.target_part for rel in document.part.rels.values() if rel.reltype == relationship), None)
+    if part is None:
+        return {}
+    return {
+        note.get(_W_ID): " ".join(_blocks_text(note).replace(_PAGE_BREAK, " ").split())
+        for note in parse_xml(part.blob).iterchildren()
+    }
+
+
+def _with_notes(pages: list[str], notes: dict[str, dict[str, str]]) -> list[str]:
+    """The pages with each note reference replaced by its mark, and the notes referred to on a page after it."""
+    counts = dict.fromkeys(notes, 0)
+    texts = []
+    for page in pages:
+        page_notes: list[str] = []
+
+        def mark(reference: re.Match, page_notes: list[str] = page_notes) -> str:
+            kind, note_id = reference.groups()
+            counts[kind] += 1
+            label = str(counts[kind]) if kind == "f" else _roman(counts[kind])
+            page_notes.append(f"[{label}] {notes[kind].get(note_id, '')}")
+            return f"[{label}]"
+
+        text = _NOTE_REFERENCE.sub(mark, page)
+        texts.append("\n".join([text.rstrip("\n"), "", *page_notes]) if page_notes else text)
+    return texts
+
+
+def _roman(number: int) -> str:
+    """Lowercase Roman numerals, as Word numbers endnotes by default."""
+    numerals = []
+    for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                           (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        count, number = divmod(number, value)
+        numerals.append(numeral * count)
+    return "".join(numerals)
 
 
 def _document_text(body: BaseOxmlElement) -> str:
@@ -109,6 +165,9 @@ def _run_text(run: BaseOxmlElement) -> str:
             pieces.append(_PAGE_BREAK if child.get(_W_TYPE) == "page" else "\n")
         elif child.tag == _W_NO_BREAK_HYPHEN:
             pieces.append("-")
+        elif child.tag in (_W_FOOTNOTE_REFERENCE, _W_ENDNOTE_REFERENCE):
+            kind = "f" if child.tag == _W_FOOTNOTE_REFERENCE else "e"
+            pieces.append(f"\x01{kind}{child.get(_W_ID)}\x02")
     return "".join(pieces)
 
 
