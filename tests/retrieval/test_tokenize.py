@@ -56,6 +56,18 @@ def test_handles_non_english_letters():
     assert tokenizer.tokenize("東京 2024") == ["東京", "2024"]
 
 
+def test_chinese_and_japanese_are_indexed_as_character_pairs():
+    """Written without spaces, a run of their characters is a clause no question repeats; its pairs are shared."""
+    tokenizer = Tokenizer()
+    document = tokenizer.tokenize("これは東京都の天気について説明する文章です。")
+    assert {"東京", "天気"} <= set(document) and set(tokenizer.tokenize("東京の天気")) & set(document) == {
+        "東京", "天気", "の天"
+    }
+    assert tokenizer.tokenize("Python用于测试 running") == ["python", "用于", "于测", "测试", "run"]
+    assert tokenizer.tokenize("字") == ["字"]
+    assert tokenizer.tokenize("한국어 텍스트") == ["한국어", "텍스트"]  # Hangul is written with spaces
+
+
 def test_compatibility_forms_match_their_plain_spelling():
     tokenizer = Tokenizer()
     assert tokenizer.tokenize("ﬁnance") == tokenizer.tokenize("finance")
@@ -69,6 +81,7 @@ def test_text_without_words_gives_no_terms():
 
 def test_signature_changes_with_stemming():
     assert Tokenizer().signature == Tokenizer().signature
+    assert "cjk=bigrams" in Tokenizer().signature  # terms indexed before the pairs are rebuilt
     assert Tokenizer(stem=True).signature != Tokenizer(stem=False).signature
 
 
