@@ -161,6 +161,22 @@ def test_xlsx_with_numbers_in_its_first_row_labels_columns_by_letter() -> None:
     }
 
 
+def test_xlsx_percentages_read_as_the_sheet_shows_them() -> None:
+    """Stored as 0.125 but shown as 12.5 %: a question about "12.5%" must find the row. A first row of
+    percentages holds numbers, so it is not taken for the header."""
+    book = openpyxl.Workbook()
+    for row in ([0.125, 0.07, 1200.5], [1, 0.5, 3]):
+        book.active.append(row)
+    for cell, number_format in (("A1", "0.0%"), ("B1", "0%"), ("C1", "#,##0.00"), ("A2", "0%")):
+        book.active[cell].number_format = number_format
+    buffer = io.BytesIO()
+    book.save(buffer)
+
+    assert _texts(load_document("growth.xlsx", buffer.getvalue())) == {
+        1: "Sheet: Sheet\nColumn A: 12.5%; Column B: 7%; Column C: 1200.5\nColumn A: 100%; Column B: 0.5; Column C: 3"
+    }
+
+
 def test_xlsx_title_rows_above_the_table_are_not_its_header() -> None:
     book = openpyxl.Workbook()
     for row in (["Quarterly report"], [], ["Region", "Sales"], ["North", 1200]):

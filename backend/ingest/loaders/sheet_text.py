@@ -64,7 +64,7 @@ def sheet_text(rows: Iterable[Sequence[object]], budget: CellBudget, header_row:
 
 
 def _is_number(value: str) -> bool:
-    return value.replace(".", "", 1).replace(",", "").removeprefix("-").isdigit()
+    return value.removesuffix("%").replace(".", "", 1).replace(",", "").removeprefix("-").isdigit()
 
 
 def _row_text(values: Sequence[str], headers: Sequence[str]) -> str:

@@ -1,5 +1,6 @@
 """XLSX (openpyxl, read-only): a sheet is a page, numbered by its position in the workbook; its rows are labelled
-with their headers (sheet_text.py). Formulas are read as the values the spreadsheet last calculated.
+with their headers (sheet_text.py). Formulas are read as the values the spreadsheet last calculated; a percentage as
+the spreadsheet shows it ("12.5%", not the 0.125 it stores).
 
 Before openpyxl reads a sheet, its XML is walked once in constant memory (loaders/package.py): a sheet declaring a
 billion cells, more filled cells than a document may hold, or cells spread so wide that openpyxl's padding of every
@@ -70,8 +71,16 @@ def _sheet_text(sheet, budget: CellBudget) -> str:
     # The declared dimension was checked; rows are read as far as the sheet's cells really go (a dimension that
     # claims fewer rows than there are would cut the sheet short).
     sheet.reset_dimensions()
-    text = sheet_text(sheet.iter_rows(values_only=True), budget)
+    text = sheet_text(([_shown_value(cell) for cell in row] for row in sheet.iter_rows()), budget)
     return f"Sheet: {sheet.title}\n{text}" if text else ""
+
+
+def _shown_value(cell) -> object:
+    """The cell's value, a percentage as a percentage: a question about "12.5%" must find it."""
+    value = cell.value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and "%" in (cell.number_format or ""):
+        return f"{value * 100:.10g}%"  # 10 digits: 0.07 is 7.000000000000001 when multiplied
+    return value
 
 
 def _check_workbook_size(name: str, archive: zipfile.ZipFile) -> None:
