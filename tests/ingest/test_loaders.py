@@ -477,6 +477,40 @@ def test_docx_endnotes_are_marked_as_word_numbers_them() -> None:
     assert first_page.endswith("\n\n[i] Audited figures.\n[ii] See the annex.")
 
 
+def _text_box(text: str) -> str:
+    """A floating text box's run as Word writes it: a drawing, and the same box again as a fallback picture."""
+    namespaces = (
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+        'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+        'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+        'xmlns:v="urn:schemas-microsoft-com:vml"'
+    )
+    box = f"<w:txbxContent><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:txbxContent>"
+    return (
+        f'<w:r><mc:AlternateContent {namespaces}><mc:Choice Requires="wps"><w:drawing><wp:anchor><a:graphic>'
+        f"<a:graphicData><wps:wsp><wps:txbx>{box}</wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor>"
+        f"</w:drawing></mc:Choice><mc:Fallback><w:pict><v:shape><v:textbox>{box}</v:textbox></v:shape></w:pict>"
+        "</mc:Fallback></mc:AlternateContent></w:r>"
+    )
+
+
+def test_docx_text_boxes_are_read_once_after_the_text_they_are_anchored_in() -> None:
+    with zipfile.ZipFile(io.BytesIO(_docx(_report))) as original:
+        parts = {item.filename: original.read(item.filename) for item in original.infolist()}
+    parts["word/document.xml"] = parts["word/document.xml"].replace(
+        b"every region.</w:t></w:r>", f"every region.</w:t></w:r>{_text_box('Sidebar: audited figures.')}".encode()
+    )
+    output = io.BytesIO()
+    with zipfile.ZipFile(output, "w") as package:
+        for part, content in parts.items():
+            package.writestr(part, content)
+
+    first_page = load_document("report.docx", output.getvalue()).pages[0].text
+    assert first_page.startswith("Quarterly report\nRevenue grew in every region.\nSidebar: audited figures.\n\n")
+    assert first_page.count("Sidebar") == 1
+
+
 def test_docx_without_breaks_is_one_page() -> None:
     def build(document: WordDocument) -> None:
         document.add_paragraph("Only paragraph one.")

@@ -1,15 +1,16 @@
 """DOCX (python-docx): a DOCX has no fixed pages, so its "pages" are the stretches between explicit page breaks and
 page-starting section breaks. Footnotes and endnotes are read onto the page that refers to them: the reference
 becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word numbers them by default) and
-the note's text follows at the end of that page. The archive and the size of the body and notes are checked
-(loaders/package.py) before python-docx builds the body: 64 MB of empty paragraphs would be 11 M lxml nodes and
-1.35 GB."""
+the note's text follows at the end of that page. A text box's text follows the text it is anchored in. The archive
+and the size of the body and notes are checked (loaders/package.py) before python-docx builds the body: 64 MB of
+empty paragraphs would be 11 M lxml nodes and 1.35 GB."""
 
 from __future__ import annotations
 
 import io
 import itertools
 import re
+from collections.abc import Iterator
 
 import docx
 from docx.document import Document as WordDocument
@@ -42,6 +43,10 @@ _W_SECT_PR = qn("w:sectPr")
 _W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
 _W_VAL, _W_TYPE, _W_ID = qn("w:val"), qn("w:type"), qn("w:id")
 _W_FOOTNOTE_REFERENCE, _W_ENDNOTE_REFERENCE = qn("w:footnoteReference"), qn("w:endnoteReference")
+_W_DRAWING, _W_PICT, _W_TEXT_BOX = qn("w:drawing"), qn("w:pict"), qn("w:txbxContent")
+_MARKUP_COMPATIBILITY = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_MC_ALTERNATE_CONTENT = f"{_MARKUP_COMPATIBILITY}AlternateContent"
+_MC_CHOICE, _MC_FALLBACK = f"{_MARKUP_COMPATIBILITY}Choice", f"{_MARKUP_COMPATIBILITY}Fallback"
 # A note's reference travels through the text as its kind and id between two characters XML text cannot contain,
 # until the pages are known and it becomes the note's mark.
 _NOTE_REFERENCE = re.compile(r"\x01([fe])(-?\d+)\x02")
@@ -146,7 +151,7 @@ def _block_text(block: BaseOxmlElement) -> str:
 
 def _paragraph_text(paragraph: BaseOxmlElement) -> str:
     # Runs sit directly in the paragraph or one or two levels down (hyperlinks, insertions, fields, content
-    # controls). Going no deeper skips text boxes, whose runs a drawing's fallback copy would duplicate.
+    # controls). Going no deeper leaves out the runs of text boxes, which their own runs read (_text_boxes_text).
     runs = paragraph.xpath("./w:r | ./*/w:r | ./*/*/w:r")
     text = "".join(_run_text(run) for run in runs) + "\n"
     if _is_on(paragraph.find(_W_PAGE_BREAK_BEFORE)):
@@ -165,10 +170,34 @@ def _run_text(run: BaseOxmlElement) -> str:
             pieces.append(_PAGE_BREAK if child.get(_W_TYPE) == "page" else "\n")
         elif child.tag == _W_NO_BREAK_HYPHEN:
             pieces.append("-")
+        elif child.tag in (_W_DRAWING, _W_PICT, _MC_ALTERNATE_CONTENT):
+            pieces.append(_text_boxes_text(child))
         elif child.tag in (_W_FOOTNOTE_REFERENCE, _W_ENDNOTE_REFERENCE):
             kind = "f" if child.tag == _W_FOOTNOTE_REFERENCE else "e"
             pieces.append(f"\x01{kind}{child.get(_W_ID)}\x02")
     return "".join(pieces)
+
+
+def _text_boxes_text(drawing: BaseOxmlElement) -> str:
+    """The text of the text boxes in a run's drawing (a sidebar, a callout), each on lines of its own after the
+    text before it. Word writes a text box twice, as a drawing and as a fallback picture for older readers: of an
+    alternate content, only the first choice holding text boxes is read."""
+    if drawing.tag == _MC_ALTERNATE_CONTENT:
+        choices = [*drawing.iterchildren(_MC_CHOICE), *drawing.iterchildren(_MC_FALLBACK)]
+        return next((text for choice in choices if (text := _text_boxes_text(choice))), "")
+    # A page break inside a text box does not break the page the box is drawn on.
+    return "".join("\n" + _blocks_text(box).replace(_PAGE_BREAK, "\n") for box in _outermost_text_boxes(drawing))
+
+
+def _outermost_text_boxes(element: BaseOxmlElement) -> Iterator[BaseOxmlElement]:
+    """The text boxes in ``element`` that are not inside another (whose text includes theirs)."""
+    for child in element.iterchildren():
+        if child.tag == _W_TEXT_BOX:
+            yield child
+        elif child.tag == _MC_ALTERNATE_CONTENT:
+            yield from _outermost_text_boxes(next(child.iterchildren(_MC_CHOICE, _MC_FALLBACK), child))
+        else:
+            yield from _outermost_text_boxes(child)
 
 
 def _table_text(table: BaseOxmlElement) -> str:
