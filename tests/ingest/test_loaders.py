@@ -33,6 +33,7 @@ import docx
 import pytest
 from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
+from docx.oxml import OxmlElement
 from pypdf import PdfWriter
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
@@ -509,6 +510,36 @@ def test_docx_text_boxes_are_read_once_after_the_text_they_are_anchored_in() -> 
     first_page = load_document("report.docx", output.getvalue()).pages[0].text
     assert first_page.startswith("Quarterly report\nRevenue grew in every region.\nSidebar: audited figures.\n\n")
     assert first_page.count("Sidebar") == 1
+
+
+def _laid_out_by_word(document: WordDocument) -> None:
+    """Pages as Word saves its layout: a rendered page break where each new page began, also after an explicit
+    break (which began that page already) and inside a table row laid out on a new page."""
+
+    def new_page_at(run) -> None:
+        run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+
+    document.add_paragraph("Intro on page one.")
+    document.add_paragraph("Still page one.")
+    new_page_at(document.add_paragraph().add_run("Word laid this out on page two."))
+    document.add_page_break()
+    new_page_at(document.add_paragraph().add_run("Page three begins with an explicit break."))
+    table = document.add_table(rows=2, cols=2)
+    for row, values in zip(table.rows, [("Region", "Growth"), ("North", "12%")]):
+        for cell, value in zip(row.cells, values):
+            cell.text = value
+    new_page_at(table.rows[1].cells[1].paragraphs[0].runs[0])
+
+
+def test_docx_pages_are_those_word_laid_out_when_it_saved_the_file() -> None:
+    document = load_document("report.docx", _docx(_laid_out_by_word))
+
+    assert [(page.number, page.text) for page in document.pages] == [
+        (1, "Intro on page one.\nStill page one."),
+        (2, "Word laid this out on page two."),
+        (3, "Page three begins with an explicit break.\nRegion | Growth"),
+        (4, "North | 12%"),
+    ]
 
 
 def test_docx_without_breaks_is_one_page() -> None:

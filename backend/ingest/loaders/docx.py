@@ -1,5 +1,7 @@
-"""DOCX (python-docx): a DOCX has no fixed pages, so its "pages" are the stretches between explicit page breaks and
-page-starting section breaks. Footnotes and endnotes are read onto the page that refers to them: the reference
+"""DOCX (python-docx): a DOCX has no fixed pages, but Word saves where it last laid out each new page (a "rendered"
+page break); its "pages" are the stretches between those, explicit page breaks and page-starting section breaks, so
+a page is cited by the number Word showed when the file was saved (a file never laid out by Word has only its
+explicit breaks). Footnotes and endnotes are read onto the page that refers to them: the reference
 becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word numbers them by default) and
 the note's text follows at the end of that page. A text box's text follows the text it is anchored in. The archive
 and the size of the body and notes are checked (loaders/package.py) before python-docx builds the body: 64 MB of
@@ -29,6 +31,9 @@ _DOCX_MAIN_PART = "word/document.xml"
 _NOTES_PARTS = ("word/footnotes.xml", "word/endnotes.xml")
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
+# Where Word's layout began a new page, until it is known whether an explicit break began that page already.
+_RENDERED_PAGE_BREAK = "\x03"
+_RENDERED_AFTER_EXPLICIT = re.compile(r"(\A|\f)(\s*?)\x03")
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _W_SDT, _W_SDT_CONTENT = qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_TAB, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = (
@@ -43,6 +48,7 @@ _W_SECT_PR = qn("w:sectPr")
 _W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
 _W_VAL, _W_TYPE, _W_ID = qn("w:val"), qn("w:type"), qn("w:id")
 _W_FOOTNOTE_REFERENCE, _W_ENDNOTE_REFERENCE = qn("w:footnoteReference"), qn("w:endnoteReference")
+_W_LAST_RENDERED_PAGE_BREAK = qn("w:lastRenderedPageBreak")
 _W_DRAWING, _W_PICT, _W_TEXT_BOX = qn("w:drawing"), qn("w:pict"), qn("w:txbxContent")
 _MARKUP_COMPATIBILITY = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _MC_ALTERNATE_CONTENT = f"{_MARKUP_COMPATIBILITY}AlternateContent"
@@ -69,7 +75,7 @@ def load_docx(name: str, data: bytes) -> list[Page]:
         body = document.element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return pages_or_no_text(name, _with_notes(_document_text(body).split(_PAGE_BREAK), notes))
+    return pages_or_no_text(name, _with_notes(_laid_out(_document_text(body)).split(_PAGE_BREAK), notes))
 
 
 def _notes(document: WordDocument, relationship: str) -> dict[str, str]:
@@ -78,7 +84,7 @@ def _notes(document: WordDocument, relationship: str) -> dict[str, str]:
     if part is None:
         return {}
     return {
-        note.get(_W_ID): " ".join(_blocks_text(note).replace(_PAGE_BREAK, " ").split())
+        note.get(_W_ID): " ".join(_without_breaks(_blocks_text(note), " ").split())
         for note in parse_xml(part.blob).iterchildren()
     }
 
@@ -110,6 +116,17 @@ def _roman(number: int) -> str:
         count, number = divmod(number, value)
         numerals.append(numeral * count)
     return "".join(numerals)
+
+
+def _laid_out(text: str) -> str:
+    """``text`` with each rendered page break made a page break, but for one that marks the page an explicit break
+    began (Word records both) or the first page."""
+    return _RENDERED_AFTER_EXPLICIT.sub(r"\1\2", text).replace(_RENDERED_PAGE_BREAK, _PAGE_BREAK)
+
+
+def _without_breaks(text: str, replacement: str) -> str:
+    """``text`` of a part that does not break the page it is on (a note, a text box, a table cell)."""
+    return text.replace(_RENDERED_PAGE_BREAK, "").replace(_PAGE_BREAK, replacement)
 
 
 def _document_text(body: BaseOxmlElement) -> str:
@@ -168,6 +185,8 @@ def _run_text(run: BaseOxmlElement) -> str:
             pieces.append("\t")
         elif child.tag in (_W_BR, _W_CR):
             pieces.append(_PAGE_BREAK if child.get(_W_TYPE) == "page" else "\n")
+        elif child.tag == _W_LAST_RENDERED_PAGE_BREAK:
+            pieces.append(_RENDERED_PAGE_BREAK)
         elif child.tag == _W_NO_BREAK_HYPHEN:
             pieces.append("-")
         elif child.tag in (_W_DRAWING, _W_PICT, _MC_ALTERNATE_CONTENT):
@@ -186,7 +205,7 @@ def _text_boxes_text(drawing: BaseOxmlElement) -> str:
         choices = [*drawing.iterchildren(_MC_CHOICE), *drawing.iterchildren(_MC_FALLBACK)]
         return next((text for choice in choices if (text := _text_boxes_text(choice))), "")
     # A page break inside a text box does not break the page the box is drawn on.
-    return "".join("\n" + _blocks_text(box).replace(_PAGE_BREAK, "\n") for box in _outermost_text_boxes(drawing))
+    return "".join("\n" + _without_breaks(_blocks_text(box), "\n") for box in _outermost_text_boxes(drawing))
 
 
 def _outermost_text_boxes(element: BaseOxmlElement) -> Iterator[BaseOxmlElement]:
@@ -201,13 +220,14 @@ def _outermost_text_boxes(element: BaseOxmlElement) -> Iterator[BaseOxmlElement]
 
 
 def _table_text(table: BaseOxmlElement) -> str:
-    """One line per row, cells joined by " | ", so a row stays together (on one page) for retrieval."""
+    """One line per row, cells joined by " | ", so a row stays together (on one page) for retrieval; a row Word
+    laid out across a new page starts that page."""
     rows = []
     for row in table.iterchildren(_W_TR):
-        cells = (
-            " ".join(_blocks_text(cell).replace(_PAGE_BREAK, " ").split()) for cell in row.iterchildren(_W_TC)
-        )
-        rows.append(" | ".join(cell for cell in cells if cell) + "\n")
+        texts = [_blocks_text(cell) for cell in row.iterchildren(_W_TC)]
+        cells = (" ".join(_without_breaks(text, " ").split()) for text in texts)
+        new_page = _RENDERED_PAGE_BREAK if any(_RENDERED_PAGE_BREAK in text for text in texts) else ""
+        rows.append(new_page + " | ".join(cell for cell in cells if cell) + "\n")
     return "".join(rows)
 
 
