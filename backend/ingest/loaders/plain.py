@@ -31,6 +31,9 @@ _WESTERN_ENCODINGS = ("cp1252", "latin-1")
 _WESTERN_MAX_NON_ASCII_LETTER_SHARE = 0.3
 # C1 control characters: text in Latin-1 has a stray one at most; Shift-JIS read as Latin-1 is a third of them.
 _WESTERN_MAX_CONTROL_SHARE = 0.05
+# How much of a file its encoding is judged by: enough lines for any script to show, and a 25 MB file is not read
+# character by character once more (charset-normalizer takes 10 s over all of one).
+_ENCODING_SAMPLE_BYTES = 256 * 1024
 # Text has almost no control characters besides tab and newlines; random binary has about one in eight.
 _BINARY_CONTROL_SHARE = 0.05
 # Real text in any script has next to no replacement, unassigned or private-use characters (the shared PDF corpus:
@@ -91,15 +94,18 @@ def _decode_without_bom(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    sample = data[:_ENCODING_SAMPLE_BYTES]
+    if len(data) > len(sample) and b"\n" in sample:  # a character cut in two would mislead the judgement
+        sample = sample[: sample.rindex(b"\n")]
     for encoding in _WESTERN_ENCODINGS:
         try:
             text = data.decode(encoding)
         except UnicodeDecodeError:
             continue
-        if _reads_as_western_text(text):
+        if _reads_as_western_text(sample.decode(encoding)):
             return text
-    found = charset_normalizer.from_bytes(data).best()
-    return str(found) if found is not None else data.decode("latin-1")
+    found = charset_normalizer.from_bytes(sample).best()
+    return data.decode(found.encoding, errors="replace") if found is not None else data.decode("latin-1")
 
 
 def _reads_as_western_text(text: str) -> bool:
