@@ -166,7 +166,10 @@ export class Conversation {
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
-    this.stop.addEventListener("click", () => this.currentRun?.controller.abort());
+    // Stop takes Send's place under the pointer: the second click of a double-click on Send is not a Stop.
+    this.stop.addEventListener("click", (event) => {
+      if (event.detail < 2) this.currentRun?.controller.abort();
+    });
   }
 
   get currentRun() {
