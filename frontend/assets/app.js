@@ -44,7 +44,11 @@ function loadChats() {
 
 const conversation = new Conversation({
   onAsked: (text) => chats.noteQuestion(text),
-  onOpenDocuments: () => setPanel("documents", true),
+  // The panel shows each file's progress; on a wide screen it is open already, so the button opens the picker.
+  onAddDocuments: () => {
+    setPanel("documents", true);
+    $("file-input").click();
+  },
 });
 
 const documents = new DocumentsPanel({

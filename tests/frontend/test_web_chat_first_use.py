@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import Page, expect
 
+from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
     open_new_chat,
     wait_for_answer,
+    wait_until_uploaded,
 )
 
 PAPER = "academic_2col_squad_rajpurkar2016.pdf"
@@ -24,3 +27,18 @@ def test_double_clicking_send_asks_once_and_does_not_stop_the_answer(page: Page,
     expect(answer).not_to_have_class(re.compile(r"\bstopped\b"))
     expect(answer.locator(".answer-text")).to_contain_text("Hello")
     expect(page.locator(".message.user")).to_have_count(1)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_add_documents_in_an_empty_chat_opens_the_file_picker(page: Page, web, tmp_path, viewport):
+    # On a wide screen the documents panel is open already: the button must do something a person can see.
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting moved to Thursday at ten.\n")
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Add documents").click()
+    chooser.value.set_files(str(notes))
+    expect(page.locator("#documents-panel")).to_be_in_viewport()
+    wait_until_uploaded(page, "notes.txt")
+    expect(page.locator("#document-count")).to_have_text("1")

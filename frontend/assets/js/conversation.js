@@ -157,12 +157,12 @@ class Run {
 }
 
 export class Conversation {
-  constructor({ onAsked, onOpenDocuments }) {
+  constructor({ onAsked, onAddDocuments }) {
     this.chat = null;
     this.documentCount = 0;
     this.runs = new Map(); // chat id → its Run
     this.onAsked = onAsked;
-    this.onOpenDocuments = onOpenDocuments;
+    this.onAddDocuments = onAddDocuments;
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
@@ -220,8 +220,8 @@ export class Conversation {
       return;
     }
     const hint = this.documentCount === 0
-      ? [el("p", {}, "Add PDF, TXT, Markdown or Word files, then ask about them. Answers come only from your files, with the page each claim comes from."),
-        el("button", { type: "button", class: "button primary", onclick: this.onOpenDocuments }, "Add documents")]
+      ? [el("p", {}, "Add PDF, Word, PowerPoint, Excel, CSV, web pages, EPUB, text or Markdown files, or images of text, then ask about them. Answers come only from your files, with the page each claim comes from."),
+        el("button", { type: "button", class: "button primary", onclick: this.onAddDocuments }, "Add documents")]
       : [el("p", {}, "Ask a question about your documents. Each answer cites the file and page it comes from, and says so when your files do not contain the answer.")];
     existing?.remove();
     this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
