@@ -9,7 +9,9 @@ from playwright.sync_api import Page, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
+    ask,
     open_new_chat,
+    upload,
     wait_for_answer,
     wait_until_uploaded,
 )
@@ -42,3 +44,21 @@ def test_add_documents_in_an_empty_chat_opens_the_file_picker(page: Page, web, t
     expect(page.locator("#documents-panel")).to_be_in_viewport()
     wait_until_uploaded(page, "notes.txt")
     expect(page.locator("#document-count")).to_have_text("1")
+
+
+def test_the_conversation_follows_an_answer_to_its_end(page: Page, web, pdfs):
+    # On a phone the evidence and the final answer each arrive as a block taller than the distance the page
+    # allows for "still at the end"; the conversation must follow them all the same.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    page.get_by_role("button", name=re.compile("^Documents")).click()
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+    page.keyboard.press("Escape")
+    for _ in range(4):  # earlier exchanges, so the conversation is taller than the screen
+        ask(page, "hi")
+        wait_for_answer(page)
+    ask(page, PAID_QUESTION)
+    answer = wait_for_answer(page)
+    expect(answer.locator(".answer-footer")).to_be_in_viewport()
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_in_viewport()

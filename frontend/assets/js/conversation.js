@@ -166,6 +166,16 @@ export class Conversation {
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
+    // The conversation follows what is added to it (the evidence, the streamed answer, its final form with its
+    // sources, an error) while it is scrolled to its end; a person who scrolled up to read is left there. The
+    // end is judged before each change, so one large addition (the evidence, the final answer) is followed too.
+    this.atEnd = true;
+    this.log.addEventListener("scroll", () => {
+      this.atEnd = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 160;
+    });
+    new MutationObserver(() => {
+      if (this.atEnd) this.log.scrollTop = this.log.scrollHeight;
+    }).observe(this.log, { childList: true, subtree: true, characterData: true });
     // Stop takes Send's place under the pointer: the second click of a double-click on Send is not a Stop.
     this.stop.addEventListener("click", (event) => {
       if (event.detail < 2) this.currentRun?.controller.abort();
@@ -198,7 +208,7 @@ export class Conversation {
     const run = this.runs.get(chat.id);
     if (run) this.log.append(...run.nodes);
     this.renderWelcome();
-    this.scroll(true);
+    this.scrollToEnd();
   }
 
   // When the list of chats could not be loaded there is no conversation to show: say so, with a way out.
@@ -259,7 +269,7 @@ export class Conversation {
     this.renderWelcome();
     view.streaming();
     this.showRunning();
-    this.scroll(true);
+    this.scrollToEnd();
     this.onAsked(question);
     let ended = false;
     try {
@@ -275,7 +285,6 @@ export class Conversation {
         } else if (type === "error") {
           throw new ApiError(503, data);
         }
-        if (this.chat === chat) this.scroll();
       });
       if (!ended) throw new ApiError(0, LOST);
     } catch (error) {
@@ -292,10 +301,7 @@ export class Conversation {
       }
     } finally {
       this.runs.delete(chat.id);
-      if (this.chat === chat) {
-        this.showRunning();
-        this.scroll();
-      }
+      if (this.chat === chat) this.showRunning();
     }
   }
 
@@ -328,9 +334,8 @@ export class Conversation {
     this.renderWelcome();
   }
 
-  // Follows the answer as it grows, unless the person has scrolled up to read something.
-  scroll(force = false) {
-    const fromBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight;
-    if (force || fromBottom < 160) this.log.scrollTop = this.log.scrollHeight;
+  scrollToEnd() {
+    this.atEnd = true;
+    this.log.scrollTop = this.log.scrollHeight;
   }
 }
