@@ -44,6 +44,7 @@ function loadChats() {
 
 const conversation = new Conversation({
   onAsked: (text) => chats.noteQuestion(text),
+  pendingDocuments: () => documents.pendingNames(),
   // The panel shows each file's progress; on a wide screen it is open already, so the button opens the picker.
   onAddDocuments: () => {
     setPanel("documents", true);

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
     ask,
     open_new_chat,
     upload,
+    upload_row,
     wait_for_answer,
     wait_until_uploaded,
 )
@@ -62,3 +63,35 @@ def test_the_conversation_follows_an_answer_to_its_end(page: Page, web, pdfs):
     answer = wait_for_answer(page)
     expect(answer.locator(".answer-footer")).to_be_in_viewport()
     expect(page.get_by_label("Ask a question about this chat's documents")).to_be_in_viewport()
+
+
+def test_an_answer_asked_while_a_file_is_still_uploading_says_so(page: Page, web, pdfs, tmp_path):
+    chat_id = open_new_chat(page, web.url)
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+
+    # Stand-in for a slow upload: the browser holds the second file's request until the answer is in.
+    held: list[Route] = []
+
+    def hold_uploads(route: Route) -> None:
+        if route.request.method == "POST":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(f"**/chat/{chat_id}/documents", hold_uploads)
+    notes = tmp_path / "minutes.txt"
+    notes.write_text("The crowdworkers' pay is not discussed in these minutes.\n")
+    upload(page, notes)
+    expect(upload_row(page, "minutes.txt")).to_have_attribute("data-state", re.compile("uploading|indexing"))
+
+    ask(page, PAID_QUESTION)
+    answer = wait_for_answer(page)
+    expect(answer.locator(".mark-unsearched")).to_have_text(
+        "“minutes.txt” was still being indexed when you asked, so this answer may not include it. "
+        "Ask again when it is ready."
+    )
+
+    assert len(held) == 1
+    held[0].continue_()
+    wait_until_uploaded(page, "minutes.txt")

@@ -121,6 +121,16 @@ class AnswerView {
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
   }
 
+  // Files still uploading or indexing when the question was asked: this answer may not have searched them.
+  noteUnsearched(names) {
+    if (names.length === 0) return;
+    const quoted = names.map((name) => `“${name}”`).join(", ");
+    const [verb, pronoun] = names.length === 1 ? ["was", "it"] : ["were", "them"];
+    this.footer.append(el("p", { class: "mark mark-unsearched" },
+      `${quoted} ${verb} still being indexed when you asked, so this answer may not include ${pronoun}. `
+      + "Ask again when it is ready."));
+  }
+
   fail(error, onRetry) {
     this.end();
     this.node.classList.add("failed");
@@ -157,11 +167,12 @@ class Run {
 }
 
 export class Conversation {
-  constructor({ onAsked, onAddDocuments }) {
+  constructor({ onAsked, pendingDocuments, onAddDocuments }) {
     this.chat = null;
     this.documentCount = 0;
     this.runs = new Map(); // chat id → its Run
     this.onAsked = onAsked;
+    this.pendingDocuments = pendingDocuments;
     this.onAddDocuments = onAddDocuments;
     this.log = $("messages");
     this.send = $("send");
@@ -271,6 +282,7 @@ export class Conversation {
     this.showRunning();
     this.scrollToEnd();
     this.onAsked(question);
+    const unsearched = this.pendingDocuments();
     let ended = false;
     try {
       await api.streamAnswer(chat.id, question, chat.session_id, run.controller.signal, (type, data) => {
@@ -281,6 +293,7 @@ export class Conversation {
         else if (type === "evidence") view.showEvidence(data.text);
         else if (type === "done") {
           view.finish(data);
+          if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched);
           ended = true;
         } else if (type === "error") {
           throw new ApiError(503, data);

@@ -12,6 +12,7 @@ function readyText(result) {
 // One row in the uploads list: the file's name, a progress bar and what happened to it.
 class UploadRow {
   constructor(file, onDismiss) {
+    this.name = file.name;
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
     this.status = el("span", { class: "upload-status" }, "Waiting…");
     this.stop = el("button", {
@@ -44,6 +45,7 @@ class UploadRow {
 export class DocumentsPanel {
   constructor({ onChange }) {
     this.chatId = null;
+    this.jobs = []; // the open chat's background jobs, as last listed
     this.onChange = onChange;
     this.queue = Promise.resolve();
     this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
@@ -65,6 +67,7 @@ export class DocumentsPanel {
     this.chatId = chatId;
     this.uploads.replaceChildren(...(this.rowsByChat.get(chatId) || []).map((row) => row.node));
     this.list.replaceChildren();
+    this.jobs = [];
     this.onChange(0);
     await this.refresh();
   }
@@ -79,11 +82,20 @@ export class DocumentsPanel {
       return;
     }
     if (chatId !== this.chatId) return;
+    this.jobs = listing.jobs;
     this.render(listing);
     this.onChange(listing.documents.length);
     // Jobs started before a reload, or by someone else: follow them until they finish (one timer at a time).
     clearTimeout(this.pollTimer);
     if (listing.jobs.length > 0) this.pollTimer = setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
+  }
+
+  // The names of the open chat's files not indexed yet (uploading, being read or indexed in the background):
+  // a question asked now does not search them.
+  pendingNames() {
+    const rows = (this.rowsByChat.get(this.chatId) || [])
+      .filter((row) => ["waiting", "uploading", "indexing"].includes(row.node.dataset.state));
+    return [...new Set([...rows.map((row) => row.name), ...this.jobs.map((job) => job.name)])];
   }
 
   render({ documents, jobs }) {
