@@ -127,6 +127,12 @@ window.addEventListener("popstate", () => {
   if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
 });
 
+// Leaving or reloading the page closes an answer's stream, which stops it on the server and keeps nothing of it,
+// not even its question: the browser asks first.
+window.addEventListener("beforeunload", (event) => {
+  if (conversation.runs.size > 0) event.preventDefault();
+});
+
 // Files dropped anywhere on the page go to the open chat, not to a browser tab that would open them.
 document.addEventListener("dragover", (event) => event.preventDefault());
 document.addEventListener("drop", (event) => {

@@ -95,3 +95,18 @@ def test_an_answer_asked_while_a_file_is_still_uploading_says_so(page: Page, web
     assert len(held) == 1
     held[0].continue_()
     wait_until_uploaded(page, "minutes.txt")
+
+
+def test_leaving_the_page_while_an_answer_is_written_asks_first(page: Page, web, pdfs):
+    # Closing the stream stops the answer on the server and keeps nothing of it, not even the question.
+    open_new_chat(page, web.url)
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+    ask(page, PAID_QUESTION)
+    expect(page.locator(".message.assistant.streaming")).to_be_visible()
+    with page.expect_event("dialog") as leaving:
+        page.close(run_before_unload=True)
+    assert leaving.value.type == "beforeunload"
+    leaving.value.dismiss()  # "stay on the page"
+    answer = wait_for_answer(page)
+    expect(answer).not_to_have_class(re.compile(r"\b(stopped|failed)\b"))
