@@ -110,3 +110,16 @@ def test_leaving_the_page_while_an_answer_is_written_asks_first(page: Page, web,
     leaving.value.dismiss()  # "stay on the page"
     answer = wait_for_answer(page)
     expect(answer).not_to_have_class(re.compile(r"\b(stopped|failed)\b"))
+
+
+def test_choose_files_shows_the_keyboard_focus(page: Page, web):
+    # The file input is visually hidden; its "Choose files…" label must show where the focus is.
+    open_new_chat(page, web.url)
+    page.get_by_label("Ask a question about this chat's documents").focus()
+    choose = page.locator("label[for=file-input]")
+    expect(choose).not_to_have_css("outline-style", "solid")
+    for _ in range(10):  # Send, then the documents panel
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "file-input":
+            break
+    expect(choose).to_have_css("outline-style", "solid")
