@@ -10,6 +10,7 @@ from playwright.sync_api import Page, Route, expect
 from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
     ask,
+    last_answer,
     open_new_chat,
     upload,
     upload_row,
@@ -123,3 +124,16 @@ def test_choose_files_shows_the_keyboard_focus(page: Page, web):
         if page.evaluate("document.activeElement.id") == "file-input":
             break
     expect(choose).to_have_css("outline-style", "solid")
+
+
+def test_right_to_left_questions_and_titles_read_right_to_left(page: Page, web):
+    open_new_chat(page, web.url)
+    question = "ما هو موضوع هذه الوثيقة؟"  # "What is this document about?"
+    ask(page, question)
+    wait_for_answer(page)
+    expect(page.locator(".message.user p")).to_have_css("direction", "rtl")
+    # The chat took the question as its title: the list cuts it off at its end, which is on the left.
+    expect(page.locator(".chat-item.current .chat-select")).to_have_text(question)
+    expect(page.locator(".chat-item.current .chat-select")).to_have_css("direction", "rtl")
+    expect(page.locator("#chat-title")).to_have_css("direction", "rtl")
+    expect(last_answer(page).locator(".answer-text")).to_have_css("direction", "ltr")  # the reply is in English

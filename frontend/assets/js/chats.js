@@ -124,7 +124,7 @@ export class ChatList {
         const item = el("li", { class: current ? "chat-item current" : "chat-item", dataset: { chatId: chat.id } });
         item.append(
           el("button", {
-            type: "button", class: "chat-select", "aria-current": current ? "page" : null,
+            type: "button", class: "chat-select", dir: "auto", "aria-current": current ? "page" : null,
             onclick: () => this.select(chat.id),
           }, chat.title),
           el("button", {

@@ -40,7 +40,7 @@ class AnswerView {
     this.pendingFrame = undefined; // a render of the streamed text waiting for the next frame
     this.sources = [];
     this.statusLine = el("p", { class: "status-line", role: "status" });
-    this.body = el("div", { class: "answer-text" });
+    this.body = el("div", { class: "answer-text", dir: "auto" });
     // What the documents say, shown as soon as the search is done, while the written answer waits for the model.
     this.evidence = el("section", { class: "evidence", "aria-label": "From your documents", hidden: true });
     this.footer = el("div", { class: "answer-footer" });
@@ -61,7 +61,7 @@ class AnswerView {
   showEvidence(text) {
     this.evidence.replaceChildren(
       el("h3", { class: "evidence-title" }, "From your documents"),
-      el("div", { class: "evidence-text" }, formatted(text, this.sources)),
+      el("div", { class: "evidence-text", dir: "auto" }, formatted(text, this.sources)),
     );
     this.evidence.hidden = false;
   }
@@ -255,7 +255,7 @@ export class Conversation {
   }
 
   userMessage(text, unanswered = false) {
-    const node = el("article", { class: "message user", "aria-label": "Your question" }, el("p", {}, text));
+    const node = el("article", { class: "message user", "aria-label": "Your question" }, el("p", { dir: "auto" }, text));
     if (unanswered) {
       node.append(el("p", { class: "mark mark-unanswered" }, "Not answered. ",
         el("button", { type: "button", class: "link-button", onclick: () => this.ask(text) }, "Ask again")));

@@ -19,7 +19,7 @@ class UploadRow {
       type: "button", class: "link-button", "aria-label": `Stop indexing ${file.name}`, hidden: true,
     }, "Stop");
     this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
-      el("span", { class: "upload-name", title: file.name }, file.name),
+      el("span", { class: "upload-name", dir: "auto", title: file.name }, file.name),
       el("button", {
         type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
       }, "✕"),
@@ -100,7 +100,7 @@ export class DocumentsPanel {
 
   render({ documents, jobs }) {
     const rows = documents.map((doc) => el("li", { class: "document", dataset: { documentId: doc.id } },
-      el("span", { class: "document-name", title: doc.name }, doc.name),
+      el("span", { class: "document-name", dir: "auto", title: doc.name }, doc.name),
       el("span", { class: "document-meta" },
         `${formatCount(doc.page_count, "page")} · ${formatCount(doc.chunk_count, "chunk")}`),
       el("button", {
@@ -108,7 +108,7 @@ export class DocumentsPanel {
         onclick: () => this.remove(doc),
       }, icon("trash"))));
     const indexing = jobs.map((job) => el("li", { class: "document indexing" },
-      el("span", { class: "document-name" }, job.name),
+      el("span", { class: "document-name", dir: "auto" }, job.name),
       el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`),
       el("button", {
         type: "button", class: "link-button", "aria-label": `Stop indexing ${job.name}`,
