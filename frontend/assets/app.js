@@ -59,15 +59,20 @@ const documents = new DocumentsPanel({
   },
 });
 
+function showTitle(chat) {
+  $("chat-title").textContent = chat.title;
+  document.title = `${chat.title} — Axiom`;
+}
+
 const chats = new ChatList({
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
+  onRenamed: showTitle,
   onSelect: (chat) => {
     const hash = `#chat=${encodeURIComponent(chat.id)}`;
     if (!window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
-    $("chat-title").textContent = chat.title;
-    document.title = `${chat.title} — Axiom`;
+    showTitle(chat);
     setPanel("chats", false);
     conversation.show(chat);
     documents.show(chat.id);

@@ -137,3 +137,11 @@ def test_right_to_left_questions_and_titles_read_right_to_left(page: Page, web):
     expect(page.locator(".chat-item.current .chat-select")).to_have_css("direction", "rtl")
     expect(page.locator("#chat-title")).to_have_css("direction", "rtl")
     expect(last_answer(page).locator(".answer-text")).to_have_css("direction", "ltr")  # the reply is in English
+
+
+def test_the_browser_tab_is_named_after_the_chat_once_it_has_a_title(page: Page, web):
+    open_new_chat(page, web.url)
+    expect(page).to_have_title("New chat — Axiom")
+    ask(page, "hi")  # a new chat takes its first question as its title
+    expect(page.locator("#chat-title")).to_have_text("hi")
+    expect(page).to_have_title("hi — Axiom")
