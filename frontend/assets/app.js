@@ -83,13 +83,21 @@ function submitQuestion() {
   const text = question.value.trim();
   if (!text || conversation.busy || !conversation.chat) return;
   question.value = "";
-  fitComposer();
+  composerChanged();
   conversation.ask(text);
 }
 
-function fitComposer() {
+function composerChanged() {
   question.style.height = "auto";
   question.style.height = `${Math.min(question.scrollHeight, 200)}px`;
+  // Near the limit the composer says how much room is left; at it, that the rest (of a paste) was cut off.
+  const count = $("composer-count");
+  const [length, max] = [question.value.length, question.maxLength];
+  count.hidden = length < 0.9 * max;
+  count.classList.toggle("full", length >= max);
+  count.textContent = length >= max
+    ? `A question can have at most ${max.toLocaleString()} characters: anything past that was cut off.`
+    : `${length.toLocaleString()} of ${max.toLocaleString()} characters`;
 }
 
 $("composer").addEventListener("submit", (event) => {
@@ -103,7 +111,7 @@ question.addEventListener("keydown", (event) => {
     submitQuestion();
   }
 });
-question.addEventListener("input", fitComposer);
+question.addEventListener("input", composerChanged);
 
 $("show-documents").addEventListener("click", () => setPanel("documents", !layout.classList.contains("documents-open")));
 $("hide-documents").addEventListener("click", () => setPanel("documents", false));

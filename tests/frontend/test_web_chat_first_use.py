@@ -145,3 +145,18 @@ def test_the_browser_tab_is_named_after_the_chat_once_it_has_a_title(page: Page,
     ask(page, "hi")  # a new chat takes its first question as its title
     expect(page.locator("#chat-title")).to_have_text("hi")
     expect(page).to_have_title("hi — Axiom")
+
+
+def test_a_question_pasted_past_the_limit_says_it_was_cut(page: Page, web):
+    open_new_chat(page, web.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    count = page.locator("#composer-count")
+    box.focus()
+    page.keyboard.insert_text("why " * 460)  # 1,840 characters: close to the limit
+    expect(count).to_have_text("1,840 of 2,000 characters")
+    page.keyboard.insert_text("why " * 300)  # the browser keeps the first 2,000 characters, silently
+    expect(box).to_have_value(("why " * 760)[:2000])
+    expect(count).to_have_text("A question can have at most 2,000 characters: anything past that was cut off.")
+    box.press("Enter")
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(count).to_be_hidden()  # the composer is empty again
