@@ -33,6 +33,19 @@ def test_double_clicking_send_asks_once_and_does_not_stop_the_answer(page: Page,
     expect(page.locator(".message.user")).to_have_count(1)
 
 
+def test_holding_enter_on_send_asks_once_and_does_not_stop_the_answer(page: Page, web):
+    # The focus moves from Send to Stop as the question goes; the held key's repeats then land on Stop.
+    open_new_chat(page, web.url)
+    page.get_by_label("Ask a question about this chat's documents").fill("hi")
+    page.get_by_role("button", name="Send question").focus()
+    page.keyboard.down("Enter")
+    page.keyboard.down("Enter")  # the key is still down: a repeat
+    page.keyboard.up("Enter")
+    answer = wait_for_answer(page)
+    expect(answer).not_to_have_class(re.compile(r"\bstopped\b"))
+    expect(page.locator(".message.user")).to_have_count(1)
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_add_documents_in_an_empty_chat_opens_the_file_picker(page: Page, web, tmp_path, viewport):
     # On a wide screen the documents panel is open already: the button must do something a person can see.

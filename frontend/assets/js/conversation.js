@@ -191,6 +191,10 @@ export class Conversation {
     this.stop.addEventListener("click", (event) => {
       if (event.detail < 2) this.currentRun?.controller.abort();
     });
+    // Nor is the repeat of an Enter held on Send, which lands on Stop once the focus moved there.
+    this.stop.addEventListener("keydown", (event) => {
+      if (event.repeat) event.preventDefault();
+    });
   }
 
   get currentRun() {
