@@ -146,7 +146,7 @@ class AnswerView {
   stopped() {
     this.end();
     this.node.classList.add("stopped");
-    this.footer.append(el("p", { class: "mark mark-stopped" }, "Stopped. This unfinished answer is not saved."));
+    this.footer.append(el("p", { class: "mark mark-stopped" }, "Stopped. Neither this question nor its unfinished answer is saved."));
   }
 
   end() {
