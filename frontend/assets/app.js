@@ -44,7 +44,12 @@ function loadChats() {
 
 const conversation = new Conversation({
   onAsked: (text) => chats.noteQuestion(text),
-  onOpenDocuments: () => setPanel("documents", true),
+  pendingDocuments: () => documents.pendingNames(),
+  // The panel shows each file's progress; on a wide screen it is open already, so the button opens the picker.
+  onAddDocuments: () => {
+    setPanel("documents", true);
+    $("file-input").click();
+  },
 });
 
 const documents = new DocumentsPanel({
@@ -54,15 +59,20 @@ const documents = new DocumentsPanel({
   },
 });
 
+function showTitle(chat) {
+  $("chat-title").textContent = chat.title;
+  document.title = `${chat.title} — Axiom`;
+}
+
 const chats = new ChatList({
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
+  onRenamed: showTitle,
   onSelect: (chat) => {
     const hash = `#chat=${encodeURIComponent(chat.id)}`;
     if (!window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
-    $("chat-title").textContent = chat.title;
-    document.title = `${chat.title} — Axiom`;
+    showTitle(chat);
     setPanel("chats", false);
     conversation.show(chat);
     documents.show(chat.id);
@@ -73,13 +83,21 @@ function submitQuestion() {
   const text = question.value.trim();
   if (!text || conversation.busy || !conversation.chat) return;
   question.value = "";
-  fitComposer();
+  composerChanged();
   conversation.ask(text);
 }
 
-function fitComposer() {
+function composerChanged() {
   question.style.height = "auto";
   question.style.height = `${Math.min(question.scrollHeight, 200)}px`;
+  // Near the limit the composer says how much room is left; at it, that the rest (of a paste) was cut off.
+  const count = $("composer-count");
+  const [length, max] = [question.value.length, question.maxLength];
+  count.hidden = length < 0.9 * max;
+  count.classList.toggle("full", length >= max);
+  count.textContent = length >= max
+    ? `A question can have at most ${max.toLocaleString()} characters: anything past that was cut off.`
+    : `${length.toLocaleString()} of ${max.toLocaleString()} characters`;
 }
 
 $("composer").addEventListener("submit", (event) => {
@@ -93,7 +111,7 @@ question.addEventListener("keydown", (event) => {
     submitQuestion();
   }
 });
-question.addEventListener("input", fitComposer);
+question.addEventListener("input", composerChanged);
 
 $("show-documents").addEventListener("click", () => setPanel("documents", !layout.classList.contains("documents-open")));
 $("hide-documents").addEventListener("click", () => setPanel("documents", false));
@@ -120,6 +138,12 @@ phone.addEventListener("change", relayout);
 window.addEventListener("popstate", () => {
   const chatId = chatInUrl();
   if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+});
+
+// Leaving or reloading the page closes an answer's stream, which stops it on the server and keeps nothing of it,
+// not even its question: the browser asks first.
+window.addEventListener("beforeunload", (event) => {
+  if (conversation.runs.size > 0) event.preventDefault();
 });
 
 // Files dropped anywhere on the page go to the open chat, not to a browser tab that would open them.

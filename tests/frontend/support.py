@@ -64,6 +64,8 @@ def wait_until_uploaded(page: Page, name: str) -> None:
 
 
 def ask(page: Page, question: str) -> None:
+    # Right after a (re)load the chat list may still be loading, and Enter before a chat is open does nothing.
+    expect(page.locator(".chat-item.current")).to_have_count(1)
     page.get_by_label("Ask a question about this chat's documents").fill(question)
     page.keyboard.press("Enter")
 

@@ -213,7 +213,7 @@ def test_stop_ends_the_answer_and_nothing_of_it_is_kept(page: Page, tmp_path, bu
 
         stopped = last_answer(page)
         expect(stopped).to_have_class(re.compile(r"\bstopped\b"))
-        expect(stopped).to_contain_text("Stopped. This unfinished answer is not saved.")
+        expect(stopped).to_contain_text("Stopped. Neither this question nor its unfinished answer is saved.")
         expect(page.get_by_role("button", name="Send question")).to_be_visible()
         shown = stopped.locator(".answer-text").inner_text()
         page.wait_for_timeout(1500)

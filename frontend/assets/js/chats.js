@@ -6,11 +6,12 @@ const UNTITLED = "New chat";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onReselect, onError }) {
+  constructor({ onSelect, onReselect, onRenamed, onError }) {
     this.chats = [];
     this.currentId = null;
     this.onSelect = onSelect;
     this.onReselect = onReselect;
+    this.onRenamed = onRenamed;
     this.onError = onError;
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
@@ -65,7 +66,7 @@ export class ChatList {
       this.onError(error);
     }
     this.render();
-    if (chat.id === this.currentId) $("chat-title").textContent = chat.title;
+    if (chat.id === this.currentId) this.onRenamed(chat);
   }
 
   focusChat(chat) {
@@ -124,7 +125,7 @@ export class ChatList {
         const item = el("li", { class: current ? "chat-item current" : "chat-item", dataset: { chatId: chat.id } });
         item.append(
           el("button", {
-            type: "button", class: "chat-select", "aria-current": current ? "page" : null,
+            type: "button", class: "chat-select", dir: "auto", "aria-current": current ? "page" : null,
             onclick: () => this.select(chat.id),
           }, chat.title),
           el("button", {

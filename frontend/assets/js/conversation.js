@@ -40,7 +40,7 @@ class AnswerView {
     this.pendingFrame = undefined; // a render of the streamed text waiting for the next frame
     this.sources = [];
     this.statusLine = el("p", { class: "status-line", role: "status" });
-    this.body = el("div", { class: "answer-text" });
+    this.body = el("div", { class: "answer-text", dir: "auto" });
     // What the documents say, shown as soon as the search is done, while the written answer waits for the model.
     this.evidence = el("section", { class: "evidence", "aria-label": "From your documents", hidden: true });
     this.footer = el("div", { class: "answer-footer" });
@@ -61,7 +61,7 @@ class AnswerView {
   showEvidence(text) {
     this.evidence.replaceChildren(
       el("h3", { class: "evidence-title" }, "From your documents"),
-      el("div", { class: "evidence-text" }, formatted(text, this.sources)),
+      el("div", { class: "evidence-text", dir: "auto" }, formatted(text, this.sources)),
     );
     this.evidence.hidden = false;
   }
@@ -121,6 +121,16 @@ class AnswerView {
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
   }
 
+  // Files still uploading or indexing when the question was asked: this answer may not have searched them.
+  noteUnsearched(names) {
+    if (names.length === 0) return;
+    const quoted = names.map((name) => `“${name}”`).join(", ");
+    const [verb, pronoun] = names.length === 1 ? ["was", "it"] : ["were", "them"];
+    this.footer.append(el("p", { class: "mark mark-unsearched" },
+      `${quoted} ${verb} still being indexed when you asked, so this answer may not include ${pronoun}. `
+      + "Ask again when it is ready."));
+  }
+
   fail(error, onRetry) {
     this.end();
     this.node.classList.add("failed");
@@ -136,7 +146,7 @@ class AnswerView {
   stopped() {
     this.end();
     this.node.classList.add("stopped");
-    this.footer.append(el("p", { class: "mark mark-stopped" }, "Stopped. This unfinished answer is not saved."));
+    this.footer.append(el("p", { class: "mark mark-stopped" }, "Stopped. Neither this question nor its unfinished answer is saved."));
   }
 
   end() {
@@ -157,16 +167,34 @@ class Run {
 }
 
 export class Conversation {
-  constructor({ onAsked, onOpenDocuments }) {
+  constructor({ onAsked, pendingDocuments, onAddDocuments }) {
     this.chat = null;
     this.documentCount = 0;
     this.runs = new Map(); // chat id → its Run
     this.onAsked = onAsked;
-    this.onOpenDocuments = onOpenDocuments;
+    this.pendingDocuments = pendingDocuments;
+    this.onAddDocuments = onAddDocuments;
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
-    this.stop.addEventListener("click", () => this.currentRun?.controller.abort());
+    // The conversation follows what is added to it (the evidence, the streamed answer, its final form with its
+    // sources, an error) while it is scrolled to its end; a person who scrolled up to read is left there. The
+    // end is judged before each change, so one large addition (the evidence, the final answer) is followed too.
+    this.atEnd = true;
+    this.log.addEventListener("scroll", () => {
+      this.atEnd = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 160;
+    });
+    new MutationObserver(() => {
+      if (this.atEnd) this.log.scrollTop = this.log.scrollHeight;
+    }).observe(this.log, { childList: true, subtree: true, characterData: true });
+    // Stop takes Send's place under the pointer: the second click of a double-click on Send is not a Stop.
+    this.stop.addEventListener("click", (event) => {
+      if (event.detail < 2) this.currentRun?.controller.abort();
+    });
+    // Nor is the repeat of an Enter held on Send, which lands on Stop once the focus moved there.
+    this.stop.addEventListener("keydown", (event) => {
+      if (event.repeat) event.preventDefault();
+    });
   }
 
   get currentRun() {
@@ -195,7 +223,7 @@ export class Conversation {
     const run = this.runs.get(chat.id);
     if (run) this.log.append(...run.nodes);
     this.renderWelcome();
-    this.scroll(true);
+    this.scrollToEnd();
   }
 
   // When the list of chats could not be loaded there is no conversation to show: say so, with a way out.
@@ -217,8 +245,8 @@ export class Conversation {
       return;
     }
     const hint = this.documentCount === 0
-      ? [el("p", {}, "Add PDF, TXT, Markdown or Word files, then ask about them. Answers come only from your files, with the page each claim comes from."),
-        el("button", { type: "button", class: "button primary", onclick: this.onOpenDocuments }, "Add documents")]
+      ? [el("p", {}, "Add PDF, Word, PowerPoint, Excel, CSV, web pages, EPUB, text or Markdown files, or images of text, then ask about them. Answers come only from your files, with the page each claim comes from."),
+        el("button", { type: "button", class: "button primary", onclick: this.onAddDocuments }, "Add documents")]
       : [el("p", {}, "Ask a question about your documents. Each answer cites the file and page it comes from, and says so when your files do not contain the answer.")];
     existing?.remove();
     this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
@@ -231,7 +259,7 @@ export class Conversation {
   }
 
   userMessage(text, unanswered = false) {
-    const node = el("article", { class: "message user", "aria-label": "Your question" }, el("p", {}, text));
+    const node = el("article", { class: "message user", "aria-label": "Your question" }, el("p", { dir: "auto" }, text));
     if (unanswered) {
       node.append(el("p", { class: "mark mark-unanswered" }, "Not answered. ",
         el("button", { type: "button", class: "link-button", onclick: () => this.ask(text) }, "Ask again")));
@@ -256,8 +284,9 @@ export class Conversation {
     this.renderWelcome();
     view.streaming();
     this.showRunning();
-    this.scroll(true);
+    this.scrollToEnd();
     this.onAsked(question);
+    const unsearched = this.pendingDocuments();
     let ended = false;
     try {
       await api.streamAnswer(chat.id, question, chat.session_id, run.controller.signal, (type, data) => {
@@ -268,11 +297,11 @@ export class Conversation {
         else if (type === "evidence") view.showEvidence(data.text);
         else if (type === "done") {
           view.finish(data);
+          if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched);
           ended = true;
         } else if (type === "error") {
           throw new ApiError(503, data);
         }
-        if (this.chat === chat) this.scroll();
       });
       if (!ended) throw new ApiError(0, LOST);
     } catch (error) {
@@ -289,10 +318,7 @@ export class Conversation {
       }
     } finally {
       this.runs.delete(chat.id);
-      if (this.chat === chat) {
-        this.showRunning();
-        this.scroll();
-      }
+      if (this.chat === chat) this.showRunning();
     }
   }
 
@@ -325,9 +351,8 @@ export class Conversation {
     this.renderWelcome();
   }
 
-  // Follows the answer as it grows, unless the person has scrolled up to read something.
-  scroll(force = false) {
-    const fromBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight;
-    if (force || fromBottom < 160) this.log.scrollTop = this.log.scrollHeight;
+  scrollToEnd() {
+    this.atEnd = true;
+    this.log.scrollTop = this.log.scrollHeight;
   }
 }

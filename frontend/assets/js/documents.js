@@ -12,13 +12,14 @@ function readyText(result) {
 // One row in the uploads list: the file's name, a progress bar and what happened to it.
 class UploadRow {
   constructor(file, onDismiss) {
+    this.name = file.name;
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
     this.status = el("span", { class: "upload-status" }, "Waiting…");
     this.stop = el("button", {
       type: "button", class: "link-button", "aria-label": `Stop indexing ${file.name}`, hidden: true,
     }, "Stop");
     this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
-      el("span", { class: "upload-name", title: file.name }, file.name),
+      el("span", { class: "upload-name", dir: "auto", title: file.name }, file.name),
       el("button", {
         type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
       }, "✕"),
@@ -44,6 +45,7 @@ class UploadRow {
 export class DocumentsPanel {
   constructor({ onChange }) {
     this.chatId = null;
+    this.jobs = []; // the open chat's background jobs, as last listed
     this.onChange = onChange;
     this.queue = Promise.resolve();
     this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
@@ -65,6 +67,7 @@ export class DocumentsPanel {
     this.chatId = chatId;
     this.uploads.replaceChildren(...(this.rowsByChat.get(chatId) || []).map((row) => row.node));
     this.list.replaceChildren();
+    this.jobs = [];
     this.onChange(0);
     await this.refresh();
   }
@@ -79,6 +82,7 @@ export class DocumentsPanel {
       return;
     }
     if (chatId !== this.chatId) return;
+    this.jobs = listing.jobs;
     this.render(listing);
     this.onChange(listing.documents.length);
     // Jobs started before a reload, or by someone else: follow them until they finish (one timer at a time).
@@ -86,9 +90,17 @@ export class DocumentsPanel {
     if (listing.jobs.length > 0) this.pollTimer = setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
   }
 
+  // The names of the open chat's files not indexed yet (uploading, being read or indexed in the background):
+  // a question asked now does not search them.
+  pendingNames() {
+    const rows = (this.rowsByChat.get(this.chatId) || [])
+      .filter((row) => ["waiting", "uploading", "indexing"].includes(row.node.dataset.state));
+    return [...new Set([...rows.map((row) => row.name), ...this.jobs.map((job) => job.name)])];
+  }
+
   render({ documents, jobs }) {
     const rows = documents.map((doc) => el("li", { class: "document", dataset: { documentId: doc.id } },
-      el("span", { class: "document-name", title: doc.name }, doc.name),
+      el("span", { class: "document-name", dir: "auto", title: doc.name }, doc.name),
       el("span", { class: "document-meta" },
         `${formatCount(doc.page_count, "page")} · ${formatCount(doc.chunk_count, "chunk")}`),
       el("button", {
@@ -96,7 +108,7 @@ export class DocumentsPanel {
         onclick: () => this.remove(doc),
       }, icon("trash"))));
     const indexing = jobs.map((job) => el("li", { class: "document indexing" },
-      el("span", { class: "document-name" }, job.name),
+      el("span", { class: "document-name", dir: "auto" }, job.name),
       el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`),
       el("button", {
         type: "button", class: "link-button", "aria-label": `Stop indexing ${job.name}`,

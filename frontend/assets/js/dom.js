@@ -1,4 +1,6 @@
 // Small DOM helpers. Text always goes in as text nodes, never as HTML: answers and file names are untrusted.
+// Text that people or documents wrote (questions, answers, titles, file names) is set dir="auto": Arabic or Hebrew
+// then reads right to left, with its punctuation and its cut-off end where they belong.
 
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);

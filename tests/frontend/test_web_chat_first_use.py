@@ -1,0 +1,175 @@
+"""What a person trips over the first time they use the web chat: found by using it, kept fixed here."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from tests.frontend.conftest import DESKTOP, PHONE
+from tests.frontend.support import (
+    ask,
+    last_answer,
+    open_new_chat,
+    upload,
+    upload_row,
+    wait_for_answer,
+    wait_until_uploaded,
+)
+
+PAPER = "academic_2col_squad_rajpurkar2016.pdf"
+PAID_QUESTION = "How much were the crowdworkers paid per hour?"
+
+
+def test_double_clicking_send_asks_once_and_does_not_stop_the_answer(page: Page, web):
+    # Stop takes Send's place as soon as the question is sent, so a double-click's second click lands on it.
+    open_new_chat(page, web.url)
+    page.get_by_label("Ask a question about this chat's documents").fill("hi")
+    page.get_by_role("button", name="Send question").dblclick()
+    answer = wait_for_answer(page)
+    expect(answer).not_to_have_class(re.compile(r"\bstopped\b"))
+    expect(answer.locator(".answer-text")).to_contain_text("Hello")
+    expect(page.locator(".message.user")).to_have_count(1)
+
+
+def test_holding_enter_on_send_asks_once_and_does_not_stop_the_answer(page: Page, web):
+    # The focus moves from Send to Stop as the question goes; the held key's repeats then land on Stop.
+    open_new_chat(page, web.url)
+    page.get_by_label("Ask a question about this chat's documents").fill("hi")
+    page.get_by_role("button", name="Send question").focus()
+    page.keyboard.down("Enter")
+    page.keyboard.down("Enter")  # the key is still down: a repeat
+    page.keyboard.up("Enter")
+    answer = wait_for_answer(page)
+    expect(answer).not_to_have_class(re.compile(r"\bstopped\b"))
+    expect(page.locator(".message.user")).to_have_count(1)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_add_documents_in_an_empty_chat_opens_the_file_picker(page: Page, web, tmp_path, viewport):
+    # On a wide screen the documents panel is open already: the button must do something a person can see.
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting moved to Thursday at ten.\n")
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Add documents").click()
+    chooser.value.set_files(str(notes))
+    expect(page.locator("#documents-panel")).to_be_in_viewport()
+    wait_until_uploaded(page, "notes.txt")
+    expect(page.locator("#document-count")).to_have_text("1")
+
+
+def test_the_conversation_follows_an_answer_to_its_end(page: Page, web, pdfs):
+    # On a phone the evidence and the final answer each arrive as a block taller than the distance the page
+    # allows for "still at the end"; the conversation must follow them all the same.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    page.get_by_role("button", name=re.compile("^Documents")).click()
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+    page.keyboard.press("Escape")
+    for _ in range(4):  # earlier exchanges, so the conversation is taller than the screen
+        ask(page, "hi")
+        wait_for_answer(page)
+    ask(page, PAID_QUESTION)
+    answer = wait_for_answer(page)
+    expect(answer.locator(".answer-footer")).to_be_in_viewport()
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_in_viewport()
+
+
+def test_an_answer_asked_while_a_file_is_still_uploading_says_so(page: Page, web, pdfs, tmp_path):
+    chat_id = open_new_chat(page, web.url)
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+
+    # Stand-in for a slow upload: the browser holds the second file's request until the answer is in.
+    held: list[Route] = []
+
+    def hold_uploads(route: Route) -> None:
+        if route.request.method == "POST":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(f"**/chat/{chat_id}/documents", hold_uploads)
+    notes = tmp_path / "minutes.txt"
+    notes.write_text("The crowdworkers' pay is not discussed in these minutes.\n")
+    upload(page, notes)
+    expect(upload_row(page, "minutes.txt")).to_have_attribute("data-state", re.compile("uploading|indexing"))
+
+    ask(page, PAID_QUESTION)
+    answer = wait_for_answer(page)
+    expect(answer.locator(".mark-unsearched")).to_have_text(
+        "“minutes.txt” was still being indexed when you asked, so this answer may not include it. "
+        "Ask again when it is ready."
+    )
+
+    assert len(held) == 1
+    held[0].continue_()
+    wait_until_uploaded(page, "minutes.txt")
+
+
+def test_leaving_the_page_while_an_answer_is_written_asks_first(page: Page, web, pdfs):
+    # Closing the stream stops the answer on the server and keeps nothing of it, not even the question.
+    open_new_chat(page, web.url)
+    upload(page, pdfs / PAPER)
+    wait_until_uploaded(page, PAPER)
+    ask(page, PAID_QUESTION)
+    expect(page.locator(".message.assistant.streaming")).to_be_visible()
+    with page.expect_event("dialog") as leaving:
+        page.close(run_before_unload=True)
+    assert leaving.value.type == "beforeunload"
+    leaving.value.dismiss()  # "stay on the page"
+    answer = wait_for_answer(page)
+    expect(answer).not_to_have_class(re.compile(r"\b(stopped|failed)\b"))
+
+
+def test_choose_files_shows_the_keyboard_focus(page: Page, web):
+    # The file input is visually hidden; its "Choose files…" label must show where the focus is.
+    open_new_chat(page, web.url)
+    page.get_by_label("Ask a question about this chat's documents").focus()
+    choose = page.locator("label[for=file-input]")
+    expect(choose).not_to_have_css("outline-style", "solid")
+    for _ in range(10):  # Send, then the documents panel
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "file-input":
+            break
+    expect(choose).to_have_css("outline-style", "solid")
+
+
+def test_right_to_left_questions_and_titles_read_right_to_left(page: Page, web):
+    open_new_chat(page, web.url)
+    question = "ما هو موضوع هذه الوثيقة؟"  # "What is this document about?"
+    ask(page, question)
+    wait_for_answer(page)
+    expect(page.locator(".message.user p")).to_have_css("direction", "rtl")
+    # The chat took the question as its title: the list cuts it off at its end, which is on the left.
+    expect(page.locator(".chat-item.current .chat-select")).to_have_text(question)
+    expect(page.locator(".chat-item.current .chat-select")).to_have_css("direction", "rtl")
+    expect(page.locator("#chat-title")).to_have_css("direction", "rtl")
+    expect(last_answer(page).locator(".answer-text")).to_have_css("direction", "ltr")  # the reply is in English
+
+
+def test_the_browser_tab_is_named_after_the_chat_once_it_has_a_title(page: Page, web):
+    open_new_chat(page, web.url)
+    expect(page).to_have_title("New chat — Axiom")
+    ask(page, "hi")  # a new chat takes its first question as its title
+    expect(page.locator("#chat-title")).to_have_text("hi")
+    expect(page).to_have_title("hi — Axiom")
+
+
+def test_a_question_pasted_past_the_limit_says_it_was_cut(page: Page, web):
+    open_new_chat(page, web.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    count = page.locator("#composer-count")
+    box.focus()
+    page.keyboard.insert_text("why " * 460)  # 1,840 characters: close to the limit
+    expect(count).to_have_text("1,840 of 2,000 characters")
+    page.keyboard.insert_text("why " * 300)  # the browser keeps the first 2,000 characters, silently
+    expect(box).to_have_value(("why " * 760)[:2000])
+    expect(count).to_have_text("A question can have at most 2,000 characters: anything past that was cut off.")
+    box.press("Enter")
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(count).to_be_hidden()  # the composer is empty again
