@@ -67,6 +67,7 @@ def _give_chat(services, chat_id: str, user_name: str) -> None:
 def _search(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
 
+    _require_text(args.query, "query")
     result = build_services(settings).retriever.retrieve(args.chat, args.query)
     if not result.relevant:
         print("Nothing in this chat's documents passes the relevance threshold.")
@@ -82,6 +83,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
     from backend.conversations import Conversations
 
+    _require_text(args.question, "question")
     services = build_services(settings)
     try:
         # The same rule as the API: a session answers for the chat it was started in only.
@@ -93,6 +95,15 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by
         # the interpreter's teardown.
         services.close()
+
+
+def _require_text(text: str, name: str) -> None:
+    """The API's rule for a message, checked before the models load."""
+    from backend.api.answers import HAS_TEXT_RULE, has_text
+    from backend.errors import ValidationFailed
+
+    if not has_text(text):
+        raise ValidationFailed(f"The {name} {HAS_TEXT_RULE}.", field=name)
 
 
 def _print_answer(events) -> int:
@@ -213,13 +224,42 @@ def _eval_router(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _port(value: str) -> int:
+    """A TCP port: uvicorn would take 99999 as another port (modulo 65536) and fail late on a negative one."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1-65535")
+    return port
+
+
+def _existing_file(value: str) -> Path:
+    """A file to read, checked before anything is loaded: a typo is one line and status 2, not a traceback once
+    the models are loaded."""
+    path = Path(value)
+    if not path.is_file():
+        problem = "is a folder, not a file" if path.is_dir() else "no such file"
+        raise argparse.ArgumentTypeError(f"{value}: {problem}")
+    return path
+
+
+def _existing_folder(value: str) -> Path:
+    path = Path(value)
+    if not path.is_dir():
+        problem = "is a file, not a folder" if path.exists() else "no such folder"
+        raise argparse.ArgumentTypeError(f"{value}: {problem}")
+    return path
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_port, default=8000)
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
@@ -228,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
         "owner, and no user reaches it while keys are on",
     )
-    ingest.add_argument("files", nargs="+", type=Path)
+    ingest.add_argument("files", nargs="+", type=_existing_file)
     ingest.set_defaults(run=_ingest)
 
     search = commands.add_parser("search", help="show the passages a question retrieves")
@@ -260,7 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="measure quality on public datasets")
     evals = evaluate.add_subparsers(dest="eval_command", required=True)
     retrieval = evals.add_parser("retrieval", help="nDCG/recall/MRR/latency on a BEIR-format folder")
-    retrieval.add_argument("--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    retrieval.add_argument(
+        "--beir", type=_existing_folder, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    )
     retrieval.add_argument("--split", default="test")
     retrieval.add_argument("--max-queries", type=int, default=0, help="score only the first N queries")
     retrieval.add_argument("--depth", type=int, default=300, help="chunks taken from each retriever")
@@ -270,14 +312,16 @@ def build_parser() -> argparse.ArgumentParser:
     groundedness = evals.add_parser(
         "groundedness", help="precision/recall of the groundedness check on HaluEval and/or labelled answers"
     )
-    groundedness.add_argument("--halueval", type=Path, help="HaluEval qa_one-turn_data.json (three answer forms)")
     groundedness.add_argument(
-        "--labelled", type=Path, help="labelled answers, JSON lines (e.g. bench/data/grounding_answers.jsonl)"
+        "--halueval", type=_existing_file, help="HaluEval qa_one-turn_data.json (three answer forms)"
+    )
+    groundedness.add_argument(
+        "--labelled", type=_existing_file, help="labelled answers, JSON lines (e.g. bench/data/grounding_answers.jsonl)"
     )
     groundedness.add_argument("--json", action="store_true", help="print the report as JSON")
     groundedness.set_defaults(run=_eval_groundedness)
     router = evals.add_parser("router", help="intent router accuracy per class on CLINC150")
-    router.add_argument("--clinc", type=Path, required=True, help="CLINC150 data_full.json")
+    router.add_argument("--clinc", type=_existing_file, required=True, help="CLINC150 data_full.json")
     router.add_argument("--llm", action="store_true", help="also use the configured LLM as the third layer")
     router.add_argument("--json", action="store_true", help="print the report as JSON")
     router.set_defaults(run=_eval_router)
@@ -285,10 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
         "answerability", help="honest not-found on unanswerable, answered on answerable questions (no LLM)"
     )
     answerability.add_argument(
-        "--questions", type=Path, default=Path("bench/data/answerability.jsonl"), help="the labelled questions"
+        "--questions", type=_existing_file, default="bench/data/answerability.jsonl", help="the labelled questions"
     )
     answerability.add_argument(
-        "--shared-data", type=Path, required=True, help="folder holding pdfs/ and beir-scifact/"
+        "--shared-data", type=_existing_folder, required=True, help="folder holding pdfs/ and beir-scifact/"
     )
     answerability.add_argument("--split", choices=("dev", "test", "all"), default="test")
     answerability.add_argument("--distractors", type=int, default=50, help="other SciFact abstracts in the chat")
@@ -305,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args, Settings())
     except AxiomError as error:
         print(f"error: {error.message}", file=sys.stderr)
+        return 2
+    except OSError as error:  # a file that went away since the start, or one a dataset names, cannot be read
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
 
 

@@ -118,3 +118,37 @@ def test_ask_prints_each_sources_page_labels(capsys) -> None:
     assert _print_answer([{"type": "result", "result": result}]) == 0
 
     assert "  [Source 1, 2] book.xlsx (Sheet “Sales”, Sheet “Notes”)" in capsys.readouterr().out
+
+
+def _axiom(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [AXIOM, *args], env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)},
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("ingest", "--chat", "notes", "{missing}"), "{missing}: no such file"),
+        (("ingest", "--chat", "notes", "{folder}"), "{folder}: is a folder, not a file"),
+        (("eval", "retrieval", "--beir", "{missing}"), "{missing}: no such folder"),
+        (("eval", "retrieval", "--beir", "{folder}"), "not a BEIR folder"),
+        (("eval", "groundedness", "--halueval", "{missing}"), "{missing}: no such file"),
+        (("eval", "router", "--clinc", "{missing}"), "{missing}: no such file"),
+        (("eval", "answerability", "--shared-data", "{missing}"), "{missing}: no such folder"),
+        (("serve", "--port", "99999"), "99999 is not a port"),
+        (("serve", "--port", "http"), "'http' is not a port number"),
+        (("ask", "--chat", "notes", " \t"), "The question should have some text"),
+        (("search", "--chat", "notes", ""), "The query should have some text"),
+    ],
+)
+def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path, args, said: str) -> None:
+    """Before, a missing file was a Python traceback (status 1) once the models had loaded, a port over 65535
+    served on another port, and a blank question was answered."""
+    places = {"missing": str(tmp_path / "nowhere.pdf"), "folder": str(tmp_path)}
+    run = _axiom(tmp_path / "data", *(arg.format(**places) for arg in args))
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert said.format(**places) in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "data").exists()  # refused before any store was opened
