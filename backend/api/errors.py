@@ -104,7 +104,8 @@ def _allowed_methods(request: Request, routes: Iterable[BaseRoute]) -> set[str]:
         match, _ = route.matches(request.scope)
         if match is not Match.NONE:
             methods |= getattr(route, "methods", None) or set()
-    return methods
+    # A path with a GET answers HEAD too (backend/api/head.py).
+    return methods | {"HEAD"} if "GET" in methods else methods
 
 
 def _method_not_allowed(request: Request, error: StarletteHTTPException, routes: Iterable[BaseRoute]) -> JSONResponse:
