@@ -46,6 +46,8 @@ def _readable(problem: dict[str, Any]) -> str:
         return PATTERN_RULES.get(problem.get("ctx", {}).get("pattern"), problem["msg"])
     if problem["type"] == "string_too_short" and problem["ctx"]["min_length"] == 1:
         return "should not be empty"
+    if problem["type"] == "extra_forbidden":
+        return "is not a field of this request (the OpenAPI document at /openapi.json lists them)"
     if problem["type"] == "string_unicode":  # a lone surrogate, which the pattern engine cannot read
         return NO_SURROGATE_RULE
     if problem["type"] == "json_invalid":  # its "loc" is ("body", the character offset where decoding failed)
