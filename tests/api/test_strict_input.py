@@ -271,6 +271,20 @@ def test_a_field_the_route_does_not_have_is_a_400_that_names_it(client, server, 
     assert stored(server) == before
 
 
+@pytest.mark.parametrize(
+    ("path", "request_args", "field"),
+    [("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "system", "content": "x"}]}},
+      "messages"),
+     ("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "user", "content": None}]}},
+      "message"),
+     ("/chat/alpha/documents", {"json": {"files": []}}, "content-type")],
+)
+def test_a_400_the_services_raise_lists_its_problem_in_errors_like_the_schemas(client, path, request_args, field):
+    """docs/api.md: `details.errors` lists every problem; those found past the schema had no list."""
+    refused = assert_error(client.post(path, **request_args), 400, "VALIDATION_ERROR", field=field)
+    assert refused["details"]["errors"] == [{"field": field, "message": refused["message"]}]
+
+
 def test_the_openapi_document_says_which_fields_a_body_has(client):
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     for body in ("ChatRequest", "ChatStreamRequest", "LegacyStreamRequest", "NewChat", "ChatRename"):
