@@ -80,7 +80,10 @@ NOT_FOUND_REPLY = (
 # The passages are about the question's topic but none answers it: they may be shown, never as an answer.
 NOT_ANSWERED_REPLY = "Your documents touch on this, but I couldn't find the answer in them."
 CLOSEST_PASSAGES_PREFIX = "The closest passages, which do not answer the question:"
-NO_DOCUMENTS_REPLY = "This chat has no documents yet. Upload a PDF, TXT, MD or DOCX file and ask me about it."
+NO_DOCUMENTS_REPLY = (
+    "This chat has no documents yet. Upload a file (PDF, Word, PowerPoint, Excel, CSV, text, Markdown, HTML, EPUB "
+    "or an image) and ask me about it."
+)
 EXTRACTIVE_PREFIX = "I could not write an answer I can fully back up, so here is what your documents say:"
 MODEL_BUSY_REPLY = (
     "Many questions are waiting for the model right now, so I cannot rework that answer. Ask again in a minute."
