@@ -414,7 +414,8 @@ class ChatCompletionRequest(BaseModel):
                                         "required": ["role"]}},
         description="At least one user message: the last one is the question",
     )
-    stream: bool = False
+    # Strict: "false" or "no" (a string, so truthy to many clients) was taken for a boolean, either way.
+    stream: bool = Field(False, strict=True)
     metadata: CompletionMetadata | None = Field(
         None, description="chat_id (unless the X-Axiom-Chat-Id header is set) and optionally session_id"
     )
