@@ -13,7 +13,7 @@ from pathlib import Path
 
 from backend.config import Settings
 from backend.errors import AxiomError
-from backend.ids import ID_RULE
+from backend.ids import ID_RULE, validate_id
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -235,6 +235,14 @@ def _port(value: str) -> int:
     return port
 
 
+def _id(value: str) -> str:
+    """A chat or session id, checked before anything is loaded (a bad chat id was one FAILED line per file)."""
+    try:
+        return validate_id(value, field="id")
+    except AxiomError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an id: it should be {ID_RULE}") from None
+
+
 def _existing_file(value: str) -> Path:
     """A file to read, checked before anything is loaded: a typo is one line and status 2, not a traceback once
     the models are loaded."""
@@ -263,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
-    ingest.add_argument("--chat", required=True, help="chat id")
+    ingest.add_argument("--chat", required=True, type=_id, help="chat id")
     ingest.add_argument(
         "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
         "owner, and no user reaches it while keys are on",
@@ -272,14 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.set_defaults(run=_ingest)
 
     search = commands.add_parser("search", help="show the passages a question retrieves")
-    search.add_argument("--chat", required=True, help="chat id")
+    search.add_argument("--chat", required=True, type=_id, help="chat id")
     search.add_argument("query")
     search.set_defaults(run=_search)
 
     ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
-    ask.add_argument("--chat", required=True, help="chat id")
+    ask.add_argument("--chat", required=True, type=_id, help="chat id")
     ask.add_argument(
-        "--session",
+        "--session", type=_id,
         help="conversation id; without it every `axiom ask` in a chat continues one conversation (the chat's own, "
         "as in the web chat), so a follow-up question can refer to the previous answer. A session belongs to the "
         "chat it was started in: another chat's is refused",

@@ -141,12 +141,15 @@ def _axiom(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
         (("serve", "--port", "http"), "'http' is not a port number"),
         (("ask", "--chat", "notes", " \t"), "The question should have some text"),
         (("search", "--chat", "notes", ""), "The query should have some text"),
+        (("ingest", "--chat", "bad.id", "{file}"), "'bad.id' is not an id"),
+        (("ask", "--chat", "notes", "--session", "", "Hello"), "'' is not an id"),
     ],
 )
 def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path, args, said: str) -> None:
     """Before, a missing file was a Python traceback (status 1) once the models had loaded, a port over 65535
-    served on another port, and a blank question was answered."""
-    places = {"missing": str(tmp_path / "nowhere.pdf"), "folder": str(tmp_path)}
+    served on another port, a blank question was answered and a bad chat id was one FAILED line per file."""
+    (tmp_path / "notes.txt").write_text("Axolotls regrow their limbs.")
+    places = {"missing": str(tmp_path / "nowhere.pdf"), "folder": str(tmp_path), "file": str(tmp_path / "notes.txt")}
     run = _axiom(tmp_path / "data", *(arg.format(**places) for arg in args))
     assert run.returncode == 2, run.stderr[-2000:]
     assert said.format(**places) in run.stderr
