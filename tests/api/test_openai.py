@@ -97,6 +97,13 @@ def test_stream_is_a_boolean_not_anything_truthy(server, stream):
     assert_error(response, 400, "VALIDATION_ERROR", field="stream")
 
 
+def test_the_openapi_document_says_a_completion_may_be_a_stream(server):
+    """A generated client was told JSON only, and got server-sent events for stream: true."""
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    declared = document["paths"]["/v1/chat/completions"]["post"]["responses"]["200"]["content"]
+    assert set(declared) == {"application/json", "text/event-stream"}
+
+
 def test_a_question_given_as_content_parts_is_read(client):
     completion = client.chat.completions.create(
         model="axiom", messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
