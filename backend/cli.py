@@ -11,7 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.config import Settings
+from pydantic import ValidationError
+
+from backend.config import ENV_PREFIX, Settings
 from backend.errors import AxiomError
 from backend.ids import ID_RULE, validate_id
 
@@ -362,6 +364,17 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
+    except ValidationError as error:
+        if error.title not in _SETTINGS_MODELS:
+            raise
+        for problem in error.errors():
+            name = ENV_PREFIX + "_".join(map(str, problem["loc"])).upper()
+            print(f"error: the setting {name}={problem.get('input')!r} is wrong: {problem['msg']}", file=sys.stderr)
+        return 2
+
+
+# Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
+_SETTINGS_MODELS = ("Settings", "ApiSettings")
 
 
 if __name__ == "__main__":

@@ -155,3 +155,19 @@ def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path,
     assert said.format(**places) in run.stderr
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "data").exists()  # refused before any store was opened
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [("AXIOM_AUTH=maybe", "the setting AXIOM_AUTH='maybe' is wrong: Input should be 'none' or 'api-key'"),
+     ("AXIOM_LLM_STALL_TIMEOUT=soon", "the setting AXIOM_LLM_STALL_TIMEOUT='soon' is wrong"),
+     ("AXIOM_MAX_FILES_PER_UPLOAD=many", "the setting AXIOM_MAX_FILES_PER_UPLOAD='many' is wrong")],
+)
+def test_a_wrong_setting_is_named_in_one_line_not_a_traceback(tmp_path: Path, setting: str, said: str) -> None:
+    name, value = setting.split("=")
+    run = subprocess.run(
+        [AXIOM, "serve", "--port", "9"], env={**os.environ, "AXIOM_DATA_DIR": str(tmp_path), name: value},
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert said in run.stderr and "Traceback" not in run.stderr
