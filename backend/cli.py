@@ -11,9 +11,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.config import Settings
+from pydantic import ValidationError
+
+from backend.config import ENV_PREFIX, Settings
 from backend.errors import AxiomError
-from backend.ids import ID_RULE
+from backend.ids import ID_RULE, validate_id
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -67,6 +69,7 @@ def _give_chat(services, chat_id: str, user_name: str) -> None:
 def _search(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
 
+    _require_text(args.query, "query")
     result = build_services(settings).retriever.retrieve(args.chat, args.query)
     if not result.relevant:
         print("Nothing in this chat's documents passes the relevance threshold.")
@@ -82,6 +85,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
     from backend.conversations import Conversations
 
+    _require_text(args.question, "question")
     services = build_services(settings)
     try:
         # The same rule as the API: a session answers for the chat it was started in only.
@@ -93,6 +97,15 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by
         # the interpreter's teardown.
         services.close()
+
+
+def _require_text(text: str, name: str) -> None:
+    """The API's rule for a message, checked before the models load."""
+    from backend.api.answers import HAS_TEXT_RULE, has_text
+    from backend.errors import ValidationFailed
+
+    if not has_text(text):
+        raise ValidationFailed(f"The {name} {HAS_TEXT_RULE}.", field=name)
 
 
 def _print_answer(events) -> int:
@@ -213,33 +226,70 @@ def _eval_router(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _port(value: str) -> int:
+    """A TCP port: uvicorn would take 99999 as another port (modulo 65536) and fail late on a negative one."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1-65535")
+    return port
+
+
+def _id(value: str) -> str:
+    """A chat or session id, checked before anything is loaded (a bad chat id was one FAILED line per file)."""
+    try:
+        return validate_id(value, field="id")
+    except AxiomError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an id: it should be {ID_RULE}") from None
+
+
+def _existing_file(value: str) -> Path:
+    """A file to read, checked before anything is loaded: a typo is one line and status 2, not a traceback once
+    the models are loaded."""
+    path = Path(value)
+    if not path.is_file():
+        problem = "is a folder, not a file" if path.is_dir() else "no such file"
+        raise argparse.ArgumentTypeError(f"{value}: {problem}")
+    return path
+
+
+def _existing_folder(value: str) -> Path:
+    path = Path(value)
+    if not path.is_dir():
+        problem = "is a file, not a folder" if path.exists() else "no such folder"
+        raise argparse.ArgumentTypeError(f"{value}: {problem}")
+    return path
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_port, default=8000)
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
-    ingest.add_argument("--chat", required=True, help="chat id")
+    ingest.add_argument("--chat", required=True, type=_id, help="chat id")
     ingest.add_argument(
         "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
         "owner, and no user reaches it while keys are on",
     )
-    ingest.add_argument("files", nargs="+", type=Path)
+    ingest.add_argument("files", nargs="+", type=_existing_file)
     ingest.set_defaults(run=_ingest)
 
     search = commands.add_parser("search", help="show the passages a question retrieves")
-    search.add_argument("--chat", required=True, help="chat id")
+    search.add_argument("--chat", required=True, type=_id, help="chat id")
     search.add_argument("query")
     search.set_defaults(run=_search)
 
     ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
-    ask.add_argument("--chat", required=True, help="chat id")
+    ask.add_argument("--chat", required=True, type=_id, help="chat id")
     ask.add_argument(
-        "--session",
+        "--session", type=_id,
         help="conversation id; without it every `axiom ask` in a chat continues one conversation (the chat's own, "
         "as in the web chat), so a follow-up question can refer to the previous answer. A session belongs to the "
         "chat it was started in: another chat's is refused",
@@ -260,7 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="measure quality on public datasets")
     evals = evaluate.add_subparsers(dest="eval_command", required=True)
     retrieval = evals.add_parser("retrieval", help="nDCG/recall/MRR/latency on a BEIR-format folder")
-    retrieval.add_argument("--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    retrieval.add_argument(
+        "--beir", type=_existing_folder, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    )
     retrieval.add_argument("--split", default="test")
     retrieval.add_argument("--max-queries", type=int, default=0, help="score only the first N queries")
     retrieval.add_argument("--depth", type=int, default=300, help="chunks taken from each retriever")
@@ -270,14 +322,16 @@ def build_parser() -> argparse.ArgumentParser:
     groundedness = evals.add_parser(
         "groundedness", help="precision/recall of the groundedness check on HaluEval and/or labelled answers"
     )
-    groundedness.add_argument("--halueval", type=Path, help="HaluEval qa_one-turn_data.json (three answer forms)")
     groundedness.add_argument(
-        "--labelled", type=Path, help="labelled answers, JSON lines (e.g. bench/data/grounding_answers.jsonl)"
+        "--halueval", type=_existing_file, help="HaluEval qa_one-turn_data.json (three answer forms)"
+    )
+    groundedness.add_argument(
+        "--labelled", type=_existing_file, help="labelled answers, JSON lines (e.g. bench/data/grounding_answers.jsonl)"
     )
     groundedness.add_argument("--json", action="store_true", help="print the report as JSON")
     groundedness.set_defaults(run=_eval_groundedness)
     router = evals.add_parser("router", help="intent router accuracy per class on CLINC150")
-    router.add_argument("--clinc", type=Path, required=True, help="CLINC150 data_full.json")
+    router.add_argument("--clinc", type=_existing_file, required=True, help="CLINC150 data_full.json")
     router.add_argument("--llm", action="store_true", help="also use the configured LLM as the third layer")
     router.add_argument("--json", action="store_true", help="print the report as JSON")
     router.set_defaults(run=_eval_router)
@@ -285,10 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
         "answerability", help="honest not-found on unanswerable, answered on answerable questions (no LLM)"
     )
     answerability.add_argument(
-        "--questions", type=Path, default=Path("bench/data/answerability.jsonl"), help="the labelled questions"
+        "--questions", type=_existing_file, default="bench/data/answerability.jsonl", help="the labelled questions"
     )
     answerability.add_argument(
-        "--shared-data", type=Path, required=True, help="folder holding pdfs/ and beir-scifact/"
+        "--shared-data", type=_existing_folder, required=True, help="folder holding pdfs/ and beir-scifact/"
     )
     answerability.add_argument("--split", choices=("dev", "test", "all"), default="test")
     answerability.add_argument("--distractors", type=int, default=50, help="other SciFact abstracts in the chat")
@@ -306,6 +360,21 @@ def main(argv: list[str] | None = None) -> int:
     except AxiomError as error:
         print(f"error: {error.message}", file=sys.stderr)
         return 2
+    except OSError as error:  # a file that went away since the start, or one a dataset names, cannot be read
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+    except ValidationError as error:
+        if error.title not in _SETTINGS_MODELS:
+            raise
+        for problem in error.errors():
+            name = ENV_PREFIX + "_".join(map(str, problem["loc"])).upper()
+            print(f"error: the setting {name}={problem.get('input')!r} is wrong: {problem['msg']}", file=sys.stderr)
+        return 2
+
+
+# Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
+_SETTINGS_MODELS = ("Settings", "ApiSettings")
 
 
 if __name__ == "__main__":

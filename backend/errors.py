@@ -44,6 +44,13 @@ class ValidationFailed(AxiomError):
     code = "VALIDATION_ERROR"
     status = 400
 
+    def to_body(self) -> dict[str, Any]:
+        """With ``details.errors`` always, as the 400s of the request's schema have it: a client reads one shape."""
+        body = super().to_body()
+        if "field" in self.details and "errors" not in self.details:
+            body["details"] = {**self.details, "errors": [{"field": self.details["field"], "message": self.message}]}
+        return body
+
 
 class Unauthorized(AxiomError):
     """No API key, or one that is unknown or revoked, on a server that asks for keys (AXIOM_AUTH=api-key)."""

@@ -118,3 +118,56 @@ def test_ask_prints_each_sources_page_labels(capsys) -> None:
     assert _print_answer([{"type": "result", "result": result}]) == 0
 
     assert "  [Source 1, 2] book.xlsx (Sheet “Sales”, Sheet “Notes”)" in capsys.readouterr().out
+
+
+def _axiom(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [AXIOM, *args], env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)},
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("ingest", "--chat", "notes", "{missing}"), "{missing}: no such file"),
+        (("ingest", "--chat", "notes", "{folder}"), "{folder}: is a folder, not a file"),
+        (("eval", "retrieval", "--beir", "{missing}"), "{missing}: no such folder"),
+        (("eval", "retrieval", "--beir", "{folder}"), "not a BEIR folder"),
+        (("eval", "groundedness", "--halueval", "{missing}"), "{missing}: no such file"),
+        (("eval", "router", "--clinc", "{missing}"), "{missing}: no such file"),
+        (("eval", "answerability", "--shared-data", "{missing}"), "{missing}: no such folder"),
+        (("serve", "--port", "99999"), "99999 is not a port"),
+        (("serve", "--port", "http"), "'http' is not a port number"),
+        (("ask", "--chat", "notes", " \t"), "The question should have some text"),
+        (("search", "--chat", "notes", ""), "The query should have some text"),
+        (("ingest", "--chat", "bad.id", "{file}"), "'bad.id' is not an id"),
+        (("ask", "--chat", "notes", "--session", "", "Hello"), "'' is not an id"),
+    ],
+)
+def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path, args, said: str) -> None:
+    """Before, a missing file was a Python traceback (status 1) once the models had loaded, a port over 65535
+    served on another port, a blank question was answered and a bad chat id was one FAILED line per file."""
+    (tmp_path / "notes.txt").write_text("Axolotls regrow their limbs.")
+    places = {"missing": str(tmp_path / "nowhere.pdf"), "folder": str(tmp_path), "file": str(tmp_path / "notes.txt")}
+    run = _axiom(tmp_path / "data", *(arg.format(**places) for arg in args))
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert said.format(**places) in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "data").exists()  # refused before any store was opened
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [("AXIOM_AUTH=maybe", "the setting AXIOM_AUTH='maybe' is wrong: Input should be 'none' or 'api-key'"),
+     ("AXIOM_LLM_STALL_TIMEOUT=soon", "the setting AXIOM_LLM_STALL_TIMEOUT='soon' is wrong"),
+     ("AXIOM_MAX_FILES_PER_UPLOAD=many", "the setting AXIOM_MAX_FILES_PER_UPLOAD='many' is wrong")],
+)
+def test_a_wrong_setting_is_named_in_one_line_not_a_traceback(tmp_path: Path, setting: str, said: str) -> None:
+    name, value = setting.split("=")
+    run = subprocess.run(
+        [AXIOM, "serve", "--port", "9"], env={**os.environ, "AXIOM_DATA_DIR": str(tmp_path), name: value},
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert said in run.stderr and "Traceback" not in run.stderr

@@ -22,6 +22,7 @@ from backend.api.body_limit import BodyLimit, declare_body_limit
 from backend.api.chats import Chats
 from backend.api.deps import current_user
 from backend.api.errors import drop_fastapi_validation_responses, install_error_handlers
+from backend.api.head import HeadAsGet
 from backend.api.routes import chat, chats, documents, health, history, openai
 from backend.api.schemas import MESSAGE_MAX_CHARS
 from backend.api.settings import ApiSettings
@@ -108,6 +109,7 @@ def create_app(
         BodyLimit, max_bytes=api_settings.max_json_body_bytes,
         exempt=_routes_to(documents.router, documents.upload_documents),
     )
+    app.add_middleware(HeadAsGet)
     _serve_web_ui(app, api_settings.frontend_dir)
     _document_the_contract(app, api_settings)
     return app

@@ -46,6 +46,8 @@ def _readable(problem: dict[str, Any]) -> str:
         return PATTERN_RULES.get(problem.get("ctx", {}).get("pattern"), problem["msg"])
     if problem["type"] == "string_too_short" and problem["ctx"]["min_length"] == 1:
         return "should not be empty"
+    if problem["type"] == "extra_forbidden":
+        return "is not a field of this request (the OpenAPI document at /openapi.json lists them)"
     if problem["type"] == "string_unicode":  # a lone surrogate, which the pattern engine cannot read
         return NO_SURROGATE_RULE
     if problem["type"] == "json_invalid":  # its "loc" is ("body", the character offset where decoding failed)
@@ -104,7 +106,8 @@ def _allowed_methods(request: Request, routes: Iterable[BaseRoute]) -> set[str]:
         match, _ = route.matches(request.scope)
         if match is not Match.NONE:
             methods |= getattr(route, "methods", None) or set()
-    return methods
+    # A path with a GET answers HEAD too (backend/api/head.py).
+    return methods | {"HEAD"} if "GET" in methods else methods
 
 
 def _method_not_allowed(request: Request, error: StarletteHTTPException, routes: Iterable[BaseRoute]) -> JSONResponse:

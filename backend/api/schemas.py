@@ -108,6 +108,10 @@ PATTERN_RULES = {
 
 
 class ChatStreamRequest(BaseModel):
+    # A misspelt field ("chatId", the seed's "collection_name" on /chat/) is refused: ignored, the question went
+    # to the default chat without a word.
+    model_config = ConfigDict(extra="forbid")
+
     message: str = Field(
         min_length=1, max_length=MESSAGE_MAX_CHARS, pattern=HAS_TEXT,
         description=f"The question: some text (not only spaces or control characters), at most {MESSAGE_MAX_CHARS} "
@@ -341,10 +345,14 @@ Title = Annotated[
 
 
 class NewChat(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     title: Title | None = Field(None, description='Absent: "New chat"')
 
 
 class ChatRename(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     title: Title
 
 
@@ -406,7 +414,8 @@ class ChatCompletionRequest(BaseModel):
                                         "required": ["role"]}},
         description="At least one user message: the last one is the question",
     )
-    stream: bool = False
+    # Strict: "false" or "no" (a string, so truthy to many clients) was taken for a boolean, either way.
+    stream: bool = Field(False, strict=True)
     metadata: CompletionMetadata | None = Field(
         None, description="chat_id (unless the X-Axiom-Chat-Id header is set) and optionally session_id"
     )

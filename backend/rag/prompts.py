@@ -81,8 +81,8 @@ NOT_FOUND_REPLY = (
 NOT_ANSWERED_REPLY = "Your documents touch on this, but I couldn't find the answer in them."
 CLOSEST_PASSAGES_PREFIX = "The closest passages, which do not answer the question:"
 NO_DOCUMENTS_REPLY = (
-    "This chat has no documents yet. Upload a PDF, Word, PowerPoint, Excel, CSV, web page, EPUB, text or Markdown "
-    "file, or an image of text, and ask me about it."
+    "This chat has no documents yet. Upload a file (PDF, Word, PowerPoint, Excel, CSV, text, Markdown, HTML, EPUB "
+    "or an image) and ask me about it."
 )
 EXTRACTIVE_PREFIX = "I could not write an answer I can fully back up, so here is what your documents say:"
 MODEL_BUSY_REPLY = (

@@ -140,12 +140,12 @@ def test_unknown_routes_and_methods_answer_in_the_contract(client):
 
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
-    [("PUT", "/health", ["GET"]),
-     ("OPTIONS", "/chats", ["GET", "POST"]),
+    [("PUT", "/health", ["GET", "HEAD"]),
+     ("OPTIONS", "/chats", ["GET", "HEAD", "POST"]),
      ("PUT", "/chats/some-chat", ["DELETE", "PATCH"]),
-     ("OPTIONS", "/chat/some-chat/documents", ["GET", "POST"]),
-     ("PATCH", "/chat/some-chat/documents/some-doc", ["DELETE", "GET"]),
-     ("POST", "/chat/history/some-session", ["DELETE", "GET"]),
+     ("OPTIONS", "/chat/some-chat/documents", ["GET", "HEAD", "POST"]),
+     ("PATCH", "/chat/some-chat/documents/some-doc", ["DELETE", "GET", "HEAD"]),
+     ("POST", "/chat/history/some-session", ["DELETE", "GET", "HEAD"]),
      ("DELETE", "/assets/app.js", ["GET", "HEAD"])],
 )
 def test_a_wrong_method_is_405_with_every_method_of_its_path_in_allow(client, method, path, allowed):
@@ -153,6 +153,15 @@ def test_a_wrong_method_is_405_with_every_method_of_its_path_in_allow(client, me
     body = assert_error(client.request(method, path), 405, "METHOD_NOT_ALLOWED", allowed=allowed)
     assert client.request(method, path).headers["allow"] == ", ".join(allowed)
     assert body["message"] == f"{method} is not allowed on {path}; allowed: {', '.join(allowed)}."
+
+
+@pytest.mark.parametrize("path", ["/health", "/chats", "/v1/models", "/", "/openapi.json", "/chat/nowhere/documents"])
+def test_head_answers_with_the_headers_of_get_and_no_body(client, path):
+    """Monitors and `curl -I` check a service with HEAD: it was a 405 on every API route."""
+    get, head = client.get(path), client.head(path)
+    assert head.status_code == get.status_code
+    assert head.headers["content-type"] == get.headers["content-type"]
+    assert head.content == b""
 
 
 def test_health_and_the_openapi_document(client):

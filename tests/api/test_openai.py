@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from tests.api.server import serve
-from tests.api.support import upload
+from tests.api.support import assert_error, upload
 
 NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
 QUESTION = "What can axolotls regrow?"
@@ -87,6 +87,21 @@ def test_a_request_without_a_question_is_400(client, messages):
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(model="axiom", messages=messages)
     assert raised.value.response.json()["error"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("stream", ["false", "no", 1])
+def test_stream_is_a_boolean_not_anything_truthy(server, stream):
+    """"false" was read as true (and 1 as well): the client got a stream it had not asked for."""
+    body = {"model": "axiom", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+    response = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=600)
+    assert_error(response, 400, "VALIDATION_ERROR", field="stream")
+
+
+def test_the_openapi_document_says_a_completion_may_be_a_stream(server):
+    """A generated client was told JSON only, and got server-sent events for stream: true."""
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    declared = document["paths"]["/v1/chat/completions"]["post"]["responses"]["200"]["content"]
+    assert set(declared) == {"application/json", "text/event-stream"}
 
 
 def test_a_question_given_as_content_parts_is_read(client):

@@ -254,6 +254,45 @@ def test_a_missing_body_is_a_readable_400(client, server, path):
 
 
 @pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [("POST", "/chat/", {"message": "hi", "chatId": "alpha"}, "chatId"),
+     ("POST", "/chat/", {"message": "hi", "collection_name": "chat_alpha"}, "collection_name"),
+     ("POST", "/chat/alpha/stream", {"message": "hi", "sessionId": "s-typo"}, "sessionId"),
+     ("POST", "/chat/stream", {"message": "hi", "collection_name": "chat_alpha", "chat_id": "beta"}, "chat_id"),
+     ("POST", "/chats", {"name": "Taxes"}, "name"),
+     ("PATCH", "/chats/alpha", {"title": "Taxes", "pinned": True}, "pinned")],
+)
+def test_a_field_the_route_does_not_have_is_a_400_that_names_it(client, server, method, path, body, field):
+    """A misspelt field was ignored: the question went to the default chat (or a new session, or an untitled
+    chat) as if it had been asked there."""
+    before = stored(server)
+    refused = assert_error(client.request(method, path, json=body), 400, "VALIDATION_ERROR", field=field)
+    assert refused["message"].startswith(f"Invalid {field}: is not a field of this request")
+    assert stored(server) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "request_args", "field"),
+    [("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "system", "content": "x"}]}},
+      "messages"),
+     ("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "user", "content": None}]}},
+      "message"),
+     ("/chat/alpha/documents", {"json": {"files": []}}, "content-type")],
+)
+def test_a_400_the_services_raise_lists_its_problem_in_errors_like_the_schemas(client, path, request_args, field):
+    """docs/api.md: `details.errors` lists every problem; those found past the schema had no list."""
+    refused = assert_error(client.post(path, **request_args), 400, "VALIDATION_ERROR", field=field)
+    assert refused["details"]["errors"] == [{"field": field, "message": refused["message"]}]
+
+
+def test_the_openapi_document_says_which_fields_a_body_has(client):
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for body in ("ChatRequest", "ChatStreamRequest", "LegacyStreamRequest", "NewChat", "ChatRename"):
+        assert schemas[body]["additionalProperties"] is False, body
+    assert schemas["ChatCompletionRequest"].get("additionalProperties", True) is not False  # OpenAI's extras
+
+
+@pytest.mark.parametrize(
     ("path", "body", "field"),
     [("/chat/", b'{"message": "hi \\ud800", "chat_id": "alpha"}', "message"),
      ("/chats", b'{"title": "\\udfff"}', "title"),

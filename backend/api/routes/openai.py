@@ -27,7 +27,17 @@ def list_models(api: ApiSettingsDep) -> dict:
     return model_list(api.model_name)
 
 
-@router.post("/chat/completions", response_model=None, responses=error_responses(400, 404, 503))
+_COMPLETION_DOC = {
+    200: {
+        "description": "A chat.completion object; with stream: true, server-sent chat.completion.chunk events ending "
+        "with data: [DONE] (docs/api.md)",
+        "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {}},
+    },
+    **error_responses(400, 404, 503),
+}
+
+
+@router.post("/chat/completions", response_model=None, responses=_COMPLETION_DOC)
 async def chat_completions(
     body: ChatCompletionRequest,
     answerer: AnswererDep,
