@@ -33,10 +33,20 @@ class ReceivedFile:
     error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
 
 
+def readable_size(size: int) -> str:
+    """A byte count as a person reads it ("900 bytes", "256 KB", "2.9 MB", "50 MB"; binary units, as limits are
+    set), not "2.86102 MB"."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{round(size / 1024)} KB"
+    return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
+
+
 def file_too_large(limit: int, name: str | None = None) -> FileTooLarge:
     subject = f"“{name}” is" if name else "The upload is"
     return FileTooLarge(
-        f"{subject} larger than the limit of {limit / (1024 * 1024):g} MB.",
+        f"{subject} larger than the limit of {readable_size(limit)}.",
         limit_bytes=limit, **({"filename": name} if name else {}),
     )
 

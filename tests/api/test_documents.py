@@ -213,7 +213,8 @@ def test_several_files_each_get_their_outcome(client, pdfs):
 
 def test_a_single_file_over_the_limit_is_413(client, server, pdfs):
     response = upload_paths(client, "large", pdfs / TOO_LARGE_PAPER)
-    assert_error(response, 413, "FILE_TOO_LARGE", limit_bytes=LIMIT_BYTES, filename=TOO_LARGE_PAPER)
+    body = assert_error(response, 413, "FILE_TOO_LARGE", limit_bytes=LIMIT_BYTES, filename=TOO_LARGE_PAPER)
+    assert body["message"] == f"“{TOO_LARGE_PAPER}” is larger than the limit of 256 KB."
     assert server.services.documents.list("large") == []
 
 

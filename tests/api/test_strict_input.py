@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import text
 
 import backend.errors
+from backend.api.multipart import readable_size
 from backend.api.schemas import COLLECTION_PATTERN, PATTERN_RULES
 from backend.api.settings import ApiSettings
 from tests.api.server import RunningServer, serve
@@ -416,3 +417,11 @@ def test_the_openapi_document_states_the_body_limit(client):
     )
     for path, method in [("/chat/", "post"), ("/chat/{chat_id}/stream", "post"), ("/chat/stream", "post")]:
         assert "404" in paths[path][method]["responses"], (path, method)
+
+
+@pytest.mark.parametrize(
+    ("size", "readable"),
+    [(900, "900 bytes"), (256 * 1024, "256 KB"), (3_000_000, "2.9 MB"), (50 * 1024 * 1024, "50 MB")],
+)
+def test_upload_limits_are_named_in_sizes_a_person_reads(size: int, readable: str):
+    assert readable_size(size) == readable
