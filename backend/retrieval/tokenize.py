@@ -59,8 +59,11 @@ class Tokenizer:
         return f"words-v1;cjk=bigrams;stem={'english' if self._stem else 'none'};stopwords={stopwords:08x}"
 
     def tokenize(self, text: str) -> list[str]:
-        words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-        terms = [term for word in words for term in _split_spaceless(word) if term not in self._stopwords]
+        normalized = unicodedata.normalize("NFKC", text).casefold()
+        words = _WORD.findall(normalized)
+        if _SPACELESS_RUN.search(normalized):  # one look at the whole text spares every word of most texts its own
+            words = [term for word in words for term in _split_spaceless(word)]
+        terms = [word for word in words if word not in self._stopwords]
         return self._stemmer().stemWords(terms) if self._stem else terms
 
     def _stemmer(self) -> Stemmer.Stemmer:
