@@ -36,8 +36,13 @@ NON_BLANK = f"[^{_SPACE}]"
 # backend/api/answers.py; like whitespace, every control character, Unicode category Cc, is in the BMP).
 _BLANK = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if is_blank(c))
 HAS_TEXT = f"[^{_BLANK}]"
-# A title once trimmed: a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between them.
-TITLE_PATTERN = f"^[{_SPACE}]*{NON_BLANK}(?:[\\s\\S]{{0,{MAX_TITLE_CHARS - 2}}}{NON_BLANK})?[{_SPACE}]*$"
+# A title once trimmed: one line of a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between
+# them, none a control character (a NUL, a line break or an escape sequence would reach every chat list as is).
+_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f"
+TITLE_PATTERN = (
+    f"^[{_SPACE}]*[^{_SPACE}{_CONTROL}]"
+    f"(?:[^{_CONTROL}]{{0,{MAX_TITLE_CHARS - 2}}}[^{_SPACE}{_CONTROL}])?[{_SPACE}]*$"
+)
 # The legacy stream's collection name: the prefix and a chat id.
 COLLECTION_PATTERN = f"^{COLLECTION_PREFIX}{ID_PATTERN.removeprefix('^')}"
 
@@ -100,7 +105,7 @@ PATTERN_RULES = {
     ID_PATTERN: f"should be {ID_RULE}",
     NON_BLANK: "should not be blank",
     HAS_TEXT: HAS_TEXT_RULE,
-    TITLE_PATTERN: f"should be 1-{MAX_TITLE_CHARS} characters once trimmed",
+    TITLE_PATTERN: f"should be one line of 1-{MAX_TITLE_CHARS} characters once trimmed, without control characters",
     COLLECTION_PATTERN: f"should be '{COLLECTION_PREFIX}' followed by a chat id ({ID_RULE})",
 }
 
@@ -340,7 +345,11 @@ class ChatList(BaseModel):
 
 
 Title = Annotated[
-    str, Field(pattern=TITLE_PATTERN, description=f"1-{MAX_TITLE_CHARS} characters after trimming")
+    str,
+    Field(
+        pattern=TITLE_PATTERN,
+        description=f"1-{MAX_TITLE_CHARS} characters after trimming, on one line, without control characters",
+    ),
 ]
 
 

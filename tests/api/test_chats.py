@@ -194,8 +194,10 @@ def test_deleting_a_chat_cancels_its_background_jobs_and_leaves_nothing_behind(c
     assert not (services.settings.bm25_dir / f"{collection_name(chat_id)}.jsonl").exists()
 
 
-@pytest.mark.parametrize("title", ["", "   ", "x" * 101, " " + "y" * 101 + " "])
-def test_a_blank_or_too_long_title_is_refused(client, title):
+@pytest.mark.parametrize(
+    "title", ["", "   ", "x" * 101, " " + "y" * 101 + " ", "a\u0000b", "Tax\nreturns", "Tax\treturns", "\u0007"]
+)
+def test_a_blank_too_long_or_control_character_title_is_refused(client, title):
     before = listed(client)
     assert_error(client.post("/chats", json={"title": title}), 400, "VALIDATION_ERROR", field="title")
     assert upload(client, "titled", NOTES).status_code == 200
@@ -208,6 +210,15 @@ def test_a_blank_or_too_long_title_is_refused(client, title):
 
 def test_a_title_of_exactly_the_limit_is_accepted(client):
     assert create(client, title=" " + "z" * 100 + " ")["title"] == "z" * 100
+
+
+def test_a_title_in_any_script_with_a_trailing_line_break_is_trimmed_and_kept(client):
+    assert create(client, title="  Налоги — 税金 ✓\n")["title"] == "Налоги — 税金 ✓"
+
+
+def test_a_refused_title_says_why_in_words(client):
+    body = assert_error(client.post("/chats", json={"title": "a\nb"}), 400, "VALIDATION_ERROR", field="title")
+    assert "one line" in body["message"] and "control characters" in body["message"]
 
 
 def test_a_rename_without_a_title_is_refused(client):

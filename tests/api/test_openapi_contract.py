@@ -66,7 +66,9 @@ def test_the_document_declares_the_constraints_the_code_enforces(server):
 def test_a_request_that_breaks_a_declared_pattern_is_told_the_rule_not_the_regex(server):
     response = httpx.post(f"{server.url}/chats", json={"title": " \t "})
     body = assert_error(response, 400, "VALIDATION_ERROR", field="title")
-    assert body["message"] == "Invalid title: should be 1-100 characters once trimmed."
+    assert body["message"] == (
+        "Invalid title: should be one line of 1-100 characters once trimmed, without control characters."
+    )
     response = httpx.post(f"{server.url}/chat/bad.id/stream", json={"message": "hi"})
     assert assert_error(response, 400, "VALIDATION_ERROR", field="chat_id")["message"] == (
         "Invalid chat_id: should be 1-63 letters, digits, '_' or '-', starting and ending with a letter or digit."
