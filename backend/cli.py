@@ -352,6 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
+_SETTINGS_MODELS = ("Settings", "ApiSettings")
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
@@ -371,10 +375,6 @@ def main(argv: list[str] | None = None) -> int:
             name = ENV_PREFIX + "_".join(map(str, problem["loc"])).upper()
             print(f"error: the setting {name}={problem.get('input')!r} is wrong: {problem['msg']}", file=sys.stderr)
         return 2
-
-
-# Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
-_SETTINGS_MODELS = ("Settings", "ApiSettings")
 
 
 if __name__ == "__main__":

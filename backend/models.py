@@ -25,6 +25,11 @@ class LoadedDocument:
     pages: tuple[Page, ...]
 
 
+def cited_page(page: int, label: str = "") -> str:
+    """How a citation names its page: the loader's label ("Slide 12"), else "Page N"."""
+    return label or f"Page {page}"
+
+
 @dataclass(frozen=True, slots=True)
 class Parent:
     """A ~2000-char block handed to the LLM. Parents never cross a page, so a citation's page is exact."""
@@ -39,8 +44,7 @@ class Parent:
 
     @property
     def cited_page(self) -> str:
-        """How a citation names its page: the loader's label ("Slide 12"), else "Page N"."""
-        return self.label or f"Page {self.page}"
+        return cited_page(self.page, self.label)
 
 
 @dataclass(frozen=True, slots=True)

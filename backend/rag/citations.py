@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from backend.models import Passage
+from backend.models import Passage, cited_page
 from backend.rag.grounding import sentence_support, split_sentences
 
 _CITATION = re.compile(r"\[\s*Sources?\s*(\d+(?:\s*(?:,|and)\s*\d+)*)\s*\]", re.IGNORECASE)
@@ -147,10 +147,10 @@ def with_page_labels(sources: list[dict]) -> list[dict]:
     return [
         {
             **source,
-            "page_label": source.get("page_label") or f"Page {source['page']}",
-            "page_labels": source.get("page_labels") or [f"Page {page}" for page in source.get("pages", [])],
+            "page_label": cited_page(source["page"], source.get("page_label", "")),
+            "page_labels": source.get("page_labels") or [cited_page(page) for page in source.get("pages", [])],
             "passages": [
-                {**passage, "page_label": passage.get("page_label") or f"Page {passage['page']}"}
+                {**passage, "page_label": cited_page(passage["page"], passage.get("page_label", ""))}
                 for passage in source.get("passages", [])
             ],
         }

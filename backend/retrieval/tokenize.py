@@ -76,8 +76,6 @@ class Tokenizer:
 def _split_spaceless(word: str) -> list[str]:
     """``word`` with each run of Chinese or Japanese characters in it replaced by its character pairs (a run of
     one character stays itself)."""
-    if not _SPACELESS_RUN.search(word):
-        return [word]
     terms = []
     # Splitting by a captured pattern alternates what lies between runs (even places, perhaps empty) and runs.
     for index, piece in enumerate(_SPACELESS_RUN.split(word)):

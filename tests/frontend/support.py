@@ -10,6 +10,9 @@ from playwright.sync_api import Page, expect
 
 ANSWER_SECONDS = 240  # the bundled 135M model on a busy 2-core machine; a finished answer usually takes seconds
 INDEX_SECONDS = 120
+# The shared paper the web chat tests upload, and a question it answers (the crowdworkers' hourly pay).
+PAPER = "academic_2col_squad_rajpurkar2016.pdf"
+PAID_QUESTION = "How much were the crowdworkers paid per hour?"
 
 
 def open_new_chat(page: Page, url: str) -> str:

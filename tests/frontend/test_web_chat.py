@@ -16,6 +16,8 @@ from tests.api.server import serve
 from tests.api.support import upload_paths
 from tests.frontend.conftest import PHONE
 from tests.frontend.support import (
+    PAID_QUESTION,
+    PAPER,
     ask,
     drop,
     last_answer,
@@ -28,9 +30,6 @@ from tests.frontend.support import (
     wait_for_answer,
     wait_until_uploaded,
 )
-
-PAPER = "academic_2col_squad_rajpurkar2016.pdf"
-PAID_QUESTION = "How much were the crowdworkers paid per hour?"
 
 
 def squashed(text: str) -> str:

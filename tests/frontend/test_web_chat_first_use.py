@@ -9,6 +9,8 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
+    PAID_QUESTION,
+    PAPER,
     ask,
     last_answer,
     open_new_chat,
@@ -17,9 +19,6 @@ from tests.frontend.support import (
     wait_for_answer,
     wait_until_uploaded,
 )
-
-PAPER = "academic_2col_squad_rajpurkar2016.pdf"
-PAID_QUESTION = "How much were the crowdworkers paid per hour?"
 
 
 def test_double_clicking_send_asks_once_and_does_not_stop_the_answer(page: Page, web):

@@ -415,11 +415,25 @@ def test_docx_reads_paragraphs_and_tables_in_order_and_splits_at_page_breaks() -
 _W_NAMESPACE = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
 
+def _rewrite_docx(data: bytes, edit: Callable[[dict[str, bytes]], None]) -> bytes:
+    """``data`` with its parts (bytes by name) changed in place by ``edit``."""
+    with zipfile.ZipFile(io.BytesIO(data)) as original:
+        parts = {item.filename: original.read(item.filename) for item in original.infolist()}
+    edit(parts)
+    output = io.BytesIO()
+    with zipfile.ZipFile(output, "w") as package:
+        for part, content in parts.items():
+            package.writestr(part, content)
+    return output.getvalue()
+
+
 def _with_notes(data: bytes, references: dict[str, str], kind: str, notes: dict[str, str]) -> bytes:
     """``data`` with a ``kind`` ("footnote" or "endnote") part holding ``notes`` (text by id), and a reference to
     note ``id`` after each text run ending with ``references[id]``, as Word writes them."""
-    with zipfile.ZipFile(io.BytesIO(data)) as original:
-        parts = {item.filename: original.read(item.filename) for item in original.infolist()}
+    return _rewrite_docx(data, lambda parts: _add_notes(parts, references, kind, notes))
+
+
+def _add_notes(parts: dict[str, bytes], references: dict[str, str], kind: str, notes: dict[str, str]) -> None:
     for note_id, run_end in references.items():
         reference = f'<w:r><w:{kind}Reference w:id="{note_id}"/></w:r>'
         parts["word/document.xml"] = parts["word/document.xml"].replace(
@@ -440,11 +454,6 @@ def _with_notes(data: bytes, references: dict[str, str], kind: str, notes: dict[
         f'<Relationship Id="rId{kind}s" Target="{kind}s.xml" '
         f'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/{kind}s"/></Relationships>'
     ).encode())
-    output = io.BytesIO()
-    with zipfile.ZipFile(output, "w") as package:
-        for part, content in parts.items():
-            package.writestr(part, content)
-    return output.getvalue()
 
 
 def test_docx_footnotes_are_read_on_the_page_that_refers_to_them() -> None:
@@ -497,17 +506,13 @@ def _text_box(text: str) -> str:
 
 
 def test_docx_text_boxes_are_read_once_after_the_text_they_are_anchored_in() -> None:
-    with zipfile.ZipFile(io.BytesIO(_docx(_report))) as original:
-        parts = {item.filename: original.read(item.filename) for item in original.infolist()}
-    parts["word/document.xml"] = parts["word/document.xml"].replace(
-        b"every region.</w:t></w:r>", f"every region.</w:t></w:r>{_text_box('Sidebar: audited figures.')}".encode()
-    )
-    output = io.BytesIO()
-    with zipfile.ZipFile(output, "w") as package:
-        for part, content in parts.items():
-            package.writestr(part, content)
+    def add_text_box(parts: dict[str, bytes]) -> None:
+        parts["word/document.xml"] = parts["word/document.xml"].replace(
+            b"every region.</w:t></w:r>",
+            f"every region.</w:t></w:r>{_text_box('Sidebar: audited figures.')}".encode(),
+        )
 
-    first_page = load_document("report.docx", output.getvalue()).pages[0].text
+    first_page = load_document("report.docx", _rewrite_docx(_docx(_report), add_text_box)).pages[0].text
     assert first_page.startswith("Quarterly report\nRevenue grew in every region.\nSidebar: audited figures.\n\n")
     assert first_page.count("Sidebar") == 1
 

@@ -98,12 +98,13 @@ def _decode_without_bom(data: bytes) -> str:
     if len(data) > len(sample) and b"\n" in sample:  # a character cut in two would mislead the judgement
         sample = sample[: sample.rindex(b"\n")]
     for encoding in _WESTERN_ENCODINGS:
+        # The sample is judged before the whole file is decoded: a file of another script is decoded once, by the
+        # encoding found for it, not first in full by each Western encoding it fails.
         try:
-            text = data.decode(encoding)
+            if _reads_as_western_text(sample.decode(encoding)):
+                return data.decode(encoding)
         except UnicodeDecodeError:
             continue
-        if _reads_as_western_text(sample.decode(encoding)):
-            return text
     found = charset_normalizer.from_bytes(sample).best()
     return data.decode(found.encoding, errors="replace") if found is not None else data.decode("latin-1")
 
