@@ -131,10 +131,6 @@ class Settings(BaseSettings):
         1.0, ge=0.0, le=1.0,
         description="Share of an answer sentence's new words its source sentence must hold (docs/benchmarks.md)",
     )
-    grounding_answer_slots: bool = Field(
-        True, description="Groundedness: reject an answer when a rival name or number in its source sentence "
-        "stands nearer the question's words (answer-slot alignment, docs/benchmarks.md)",
-    )
 
     # Language model. "llamacpp" runs a GGUF in-process; the others talk to a server.
     llm_provider: Literal["llamacpp", "ollama", "openai"] = "llamacpp"

@@ -132,8 +132,7 @@ def build_services(
             threshold=settings.intent_threshold, neighbours=settings.intent_neighbours,
         ),
         checker=GroundednessChecker(
-            _llm_verifier(llm) if capable else None, support_at=settings.hallucination_threshold,
-            answer_slots=settings.grounding_answer_slots,
+            _llm_verifier(llm) if capable else None, support_at=settings.hallucination_threshold
         ),
         embedder=embedder,
         limits=GenerationLimits(

@@ -26,7 +26,6 @@ from backend.rag.grounding.relations import (
     other_agent,
 )
 from backend.rag.grounding.sentences import answer_claims, strip_citations
-from backend.rag.grounding.slots import better_slot_filler
 from backend.rag.grounding.support import (
     ANCHOR_AT,
     SUPPORT_AT,
@@ -67,7 +66,6 @@ class GroundednessChecker:
         ungrounded_below: float = 0.3,
         support_at: float = SUPPORT_AT,
         anchor_at: float = ANCHOR_AT,
-        answer_slots: bool = True,
     ) -> None:
         if not all(0 <= share <= 1 for share in (ungrounded_below, support_at, anchor_at)):
             raise ValueError("need ungrounded_below, support_at and anchor_at in [0, 1]")
@@ -75,7 +73,6 @@ class GroundednessChecker:
         self._ungrounded_below = ungrounded_below
         self._support_at = support_at
         self._anchor_at = anchor_at
-        self._answer_slots = answer_slots
 
     def check(
         self, answer: str, sources: Sequence[str], question: str | None = None,
@@ -124,9 +121,7 @@ class GroundednessChecker:
             for part in parts
         ]
         unsupported = [s for s in checked if not s.supported]
-        if not unsupported and (problem := _relation_problem(
-            question, asked, parts, places, stemmer, self._answer_slots
-        )):
+        if not unsupported and (problem := _relation_problem(question, asked, parts, places, stemmer)):
             return _rejected(problem, overlap)
         if unsupported and self._verifier is not None and not any(s.hard for s in unsupported):
             verdict = self._ask_verifier(answer, sources)
@@ -154,7 +149,7 @@ class GroundednessChecker:
 
 
 def _relation_problem(question: str | None, asked: Question, parts: Sequence[Claim], places: Sequence[Place],
-                      stemmer: Stemmer.Stemmer, answer_slots: bool) -> str | None:
+                      stemmer: Stemmer.Stemmer) -> str | None:
     """What is wrong with how a supported answer relates its words, or None (the rules of step 5)."""
     new_terms = [t for part in parts for t in part.checked]
     sentences = [part.sentence for part in parts]
@@ -172,8 +167,6 @@ def _relation_problem(question: str | None, asked: Question, parts: Sequence[Cla
         return "no sentence naming the answer says it is what the question asks for"
     if rival := better_listed_name(new_terms, frozenset(asked.counts), places, stemmer):
         return f"the sources list {rival!r} beside the answer, with more of what the question asks"
-    if answer_slots and (rival := better_slot_filler(new_terms, frozenset(asked.counts), places)):
-        return f"in the sources {rival!r}, not the answer, stands where the question's words point"
     return None
 
 
