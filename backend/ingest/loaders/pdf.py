@@ -16,7 +16,7 @@ from pypdf.errors import DependencyError, PyPdfError
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.text import LoadedPages, corrupt, pages_with_text
 from backend.models import Page
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ _MIN_TEXT_LAYER_CHARACTERS = 20
 _MAX_PAGE_LABEL_CHARS = 40
 
 
-def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
+def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     if _PDF_MAGIC not in data[:_PDF_HEADER_WINDOW]:
         raise UnsupportedFileType(
             f"“{name}” is named .pdf but its content is not a PDF document.", filename=name
@@ -61,7 +61,7 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
             reason=UnreadableDocument.NO_TEXT,
             filename=name,
         )
-    return pages
+    return LoadedPages(pages, page_count=len(texts))
 
 
 def _open_pdf(name: str, data: bytes) -> PdfReader:

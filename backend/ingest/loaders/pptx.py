@@ -14,14 +14,13 @@ from pptx.slide import Slide
 
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
 _KIND = "PowerPoint presentation"
 _PRESENTATION_PART = "ppt/presentation.xml"
 
 
-def load_pptx(name: str, data: bytes) -> list[Page]:
+def load_pptx(name: str, data: bytes) -> LoadedPages:
     if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(
             f"“{name}” is named .pptx but is not a PowerPoint presentation (older binary .ppt files are not "
@@ -35,7 +34,7 @@ def load_pptx(name: str, data: bytes) -> list[Page]:
         texts = [_slide_text(slide) for slide in pptx.Presentation(io.BytesIO(data)).slides]
     except Exception as error:  # python-pptx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return labelled(pages_or_no_text(name, texts), lambda number: f"Slide {number}")
+    return LoadedPages(labelled(pages_or_no_text(name, texts), lambda number: f"Slide {number}"), len(texts))
 
 
 def _slide_text(slide: Slide) -> str:
