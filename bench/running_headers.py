@@ -1,7 +1,7 @@
-"""Running headers and footers: how many lines backend/ingest/loaders/running_headers.py removes from each shared PDF,
-and which (every number read as "#", most frequent first), to check by eye that nothing but headers and footers
-goes. Each PDF is read by the real loader (scans recognised by OCR) with its running lines left in, then they are
-removed as the loader removes them.
+"""Running headers and footers: how many lines backend/ingest/loaders/running_headers.py removes from each
+shared PDF, and which (every number read as "#", most frequent first), to check by eye that nothing but
+headers and footers goes. Each PDF is read by the real loader (scans recognised by OCR) with its running lines
+left in, then they are removed as the loader removes them.
 
 Usage: .venv/bin/python bench/running_headers.py [--shared-data ../shared/data] [--show 5]
 """
@@ -42,7 +42,7 @@ def _removed(before: list[Page], after: list[Page]) -> Counter[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared-data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--show", type=int, default=5, help="the most frequent removed lines to print per PDF")
+    parser.add_argument("--show", type=int, default=5, help="how many of the removed lines to print per PDF")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # pypdf's notes on damaged files
     print(f"{'PDF':50} {'pages':>5} {'lines':>6} {'removed':>7}")

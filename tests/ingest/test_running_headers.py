@@ -20,7 +20,10 @@ _BODY = [
 
 def _body(page: int, lines: int = 3) -> list[str]:
     """Lines of text of their own on each page (no numbers: a number could follow the pages)."""
-    return [f"{_BODY[(page + i) % len(_BODY)]} Case {ascii_uppercase[page]}{ascii_lowercase[i]}." for i in range(lines)]
+    return [
+        f"{_BODY[(page + i) % len(_BODY)]} Case {ascii_uppercase[page]}{ascii_lowercase[i]}."
+        for i in range(lines)
+    ]
 
 
 def _lines(document: LoadedDocument) -> dict[int, list[str]]:
@@ -28,8 +31,8 @@ def _lines(document: LoadedDocument) -> dict[int, list[str]]:
 
 
 def _report(pages: int, top: list[str], bottom: list[str]) -> bytes:
-    """A report of ``pages`` pages, each with ``top`` lines, its own body and ``bottom`` lines; "{n}" in either is
-    the page's number, "{journal_page}" the page's number in a journal where it starts on page 47699."""
+    """A report of ``pages`` pages, each with ``top`` lines, its own body and ``bottom`` lines; "{n}" in
+    either is the page's number, "{journal_page}" its number in a journal where it starts on page 47699."""
     return pdf_files.pdf([
         [line.format(n=n, journal_page=47698 + n) for line in top] + _body(n)
         + [line.format(n=n) for line in bottom]
@@ -68,6 +71,29 @@ def test_headers_alternating_between_left_and_right_pages_are_running() -> None:
     assert all(lines[number] == _body(number) for number in range(3, 9))
 
 
+def test_a_books_page_headers_changing_with_its_sections_are_kept_once_a_section() -> None:
+    """Each section's header runs on only three of twelve pages, but all of them number the pages."""
+    sections = ["1.1. AXOLOTLS", "1.2. SALAMANDERS", "2.1. NEWTS", "2.2. FROGS"]
+    pdf = pdf_files.pdf([[f"{n + 10} {sections[(n - 1) // 3]}", *_body(n)] for n in range(1, 13)])
+
+    lines = _lines(load_document("book.pdf", pdf))
+
+    firsts = (1, 4, 7, 10)
+    assert [lines[number][0] for number in firsts] == [f"{n + 10} {sections[(n - 1) // 3]}" for n in firsts]
+    assert all(lines[number] == _body(number) for number in range(1, 13) if number % 3 != 1)
+
+
+def test_a_number_following_the_pages_on_two_pages_only_stays() -> None:
+    pdf = pdf_files.pdf([
+        [*_body(n), *([f"See table {n} below."] if n in (3, 5) else []), f"Page {n}"] for n in range(1, 9)
+    ])
+
+    lines = _lines(load_document("report.pdf", pdf))
+
+    assert lines[3][-1] == "See table 3 below." and lines[5][-1] == "See table 5 below."
+    assert lines[1][-1] == "Page 1" and all(lines[number] == _body(number) for number in (2, 4, 6, 7, 8))
+
+
 def test_a_line_on_few_pages_stays() -> None:
     pdf = pdf_files.pdf([[*_body(n), "Draft" if n in (2, 5) else "Final"] for n in range(1, 9)])
 
@@ -89,7 +115,9 @@ def test_a_section_heading_repeated_on_its_pages_stays() -> None:
 def test_numbered_body_lines_at_the_top_of_pages_stay() -> None:
     """List items numbered (1), (2), … start several pages: their numbers do not follow the pages'."""
     items = [1, 2, 4, 5, 7, 9]
-    pdf = pdf_files.pdf([[f"({item}) In the Operating Procedures chapter,", *_body(n)] for n, item in enumerate(items, 1)])
+    pdf = pdf_files.pdf([
+        [f"({item}) In the Operating Procedures chapter,", *_body(n)] for n, item in enumerate(items, start=1)
+    ])
 
     lines = _lines(load_document("rule.pdf", pdf))
 

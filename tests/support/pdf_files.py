@@ -1,5 +1,5 @@
-"""Small real PDFs written byte by byte (no PDF-writing library is a dependency): lines of Helvetica text, from the
-top of each page down, the way a text layer holds them."""
+"""Small real PDFs written byte by byte (no PDF-writing library is a dependency): lines of Helvetica text,
+from the top of each page down, the way a text layer holds them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ _LINE_HEIGHT = 14
 
 
 def pdf(pages: list[str | list[str]]) -> bytes:
-    """A PDF whose page i shows ``pages[i]``: one line, or lines from the top down; an empty string or list makes
-    a page without text."""
+    """A PDF whose page i shows ``pages[i]``: one line, or lines from the top down; an empty string or list
+    makes a page without text."""
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "",
@@ -33,7 +33,8 @@ def pdf(pages: list[str | list[str]]) -> bytes:
     xref_offset = len(document)
     document += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     document += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
-    document += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_offset}\n%%EOF\n".encode()
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_offset}\n%%EOF\n"
+    document += trailer.encode()
     return bytes(document)
 
 

@@ -20,8 +20,8 @@ is that type. Every failure is a typed, user-readable error:
 
 Scanned PDF pages and images are read by text recognition (ocr.py); their pages are marked ``ocr``.
 
-PDF pages keep their real 1-based numbers even when pages without text are skipped; a document's page count counts
-those too. A DOCX has no fixed pages, so
+PDF pages keep their real 1-based numbers even when pages without text are skipped; a document's page count
+counts those too. A DOCX has no fixed pages, so
 its "pages" are those Word laid out when it last saved the file, else the stretches between explicit page breaks and
 page-starting section breaks. A PPTX slide, an
 XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
