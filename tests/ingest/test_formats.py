@@ -75,6 +75,14 @@ def test_pptx_counts_its_blank_last_slide() -> None:
     assert document.page_count == 5 and document.pages[-1].number == 4
 
 
+def test_pptx_footer_and_date_are_read_on_the_first_slide_and_slide_numbers_not_at_all() -> None:
+    document = load_document("deck.pptx", documents.deck_with_footers())
+
+    assert _texts(document) == {
+        1: "Finding 1\n\n24 November 2026\n\nAxolotl Institute, confidential", 2: "Finding 2", 3: "Finding 3",
+    }
+
+
 def test_pptx_without_text_is_no_text() -> None:
     presentation = pptx.Presentation()
     presentation.slides.add_slide(presentation.slide_layouts[6])
