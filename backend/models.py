@@ -22,7 +22,14 @@ class Page:
 class LoadedDocument:
     filename: str
     file_type: str  # "pdf" | "txt" | "md" | "docx" | "pptx" | "xlsx" | "csv" | "html" | "epub" | "image"
-    pages: tuple[Page, ...]
+    pages: tuple[Page, ...]  # those with text
+    # All its pages, those without text too (a PDF's blank or unreadable pages, an empty slide); by default
+    # the number of its last page with text.
+    page_count: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.page_count:
+            object.__setattr__(self, "page_count", max((page.number for page in self.pages), default=0))
 
 
 def cited_page(page: int, label: str = "") -> str:

@@ -202,7 +202,7 @@ class IngestionService:
             )
         record = new_record(
             document_id=document_id, chat_id=chat_id, filename=document.filename, sha256=sha256,
-            file_type=document.file_type, size_bytes=len(data), page_count=max(p.number for p in document.pages),
+            file_type=document.file_type, size_bytes=len(data), page_count=document.page_count,
         )
         return _Prepared(record=record, parents=parents, chunks=chunks)
 

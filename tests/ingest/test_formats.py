@@ -64,6 +64,25 @@ def test_pptx_slides_are_cited_as_slides() -> None:
     assert [(page.number, page.label) for page in document.pages] == [(1, "Slide 1"), (2, "Slide 2"), (4, "Slide 4")]
 
 
+def test_pptx_counts_its_blank_last_slide() -> None:
+    presentation = pptx.Presentation(io.BytesIO(documents.deck()))
+    presentation.slides.add_slide(presentation.slide_layouts[6])
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+
+    document = load_document("deck.pptx", buffer.getvalue())
+
+    assert document.page_count == 5 and document.pages[-1].number == 4
+
+
+def test_pptx_footer_and_date_are_read_on_the_first_slide_and_slide_numbers_not_at_all() -> None:
+    document = load_document("deck.pptx", documents.deck_with_footers())
+
+    assert _texts(document) == {
+        1: "Finding 1\n\n24 November 2026\n\nAxolotl Institute, confidential", 2: "Finding 2", 3: "Finding 3",
+    }
+
+
 def test_pptx_without_text_is_no_text() -> None:
     presentation = pptx.Presentation()
     presentation.slides.add_slide(presentation.slide_layouts[6])

@@ -39,6 +39,7 @@ from pypdf import PdfWriter
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders import load_document, normalise_text
 from backend.models import LoadedDocument
+from tests.support import pdf_files
 
 EMPTY, ENCRYPTED, CORRUPT, NO_TEXT = (
     UnreadableDocument.EMPTY,
@@ -130,6 +131,7 @@ def test_shared_file_loads_with_real_page_numbers(shared_data: Path, filename: s
 
     assert document.filename == filename
     assert [page.number for page in document.pages] == expected.page_numbers
+    assert document.page_count == expected.page_count
     assert all(page.text and not _UNNORMALISED.search(page.text) for page in document.pages)
     assert expected.contains in _text(document)
 
@@ -145,35 +147,6 @@ def test_shared_file_is_refused_with_its_reason(shared_data: Path, filename: str
 # --- PDF ----------------------------------------------------------------------------------------------------------
 
 
-def _pdf(page_texts: list[str]) -> bytes:
-    """A minimal real PDF: one Helvetica line per page; an empty string makes a page without text."""
-    objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>",
-        "",
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    kids = []
-    for text in page_texts:
-        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET" if text else ""
-        objects.append(f"<< /Length {len(content)} >>\nstream\n{content}\nendstream")
-        objects.append(
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-            f"/Contents {len(objects)} 0 R >>"
-        )
-        kids.append(f"{len(objects)} 0 R")
-    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
-    pdf = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(pdf))
-        pdf += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    xref_offset = len(pdf)
-    pdf += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    pdf += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
-    pdf += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_offset}\n%%EOF\n".encode()
-    return bytes(pdf)
-
-
 def _encrypted(pdf: bytes, user_password: str, algorithm: str) -> bytes:
     writer = PdfWriter(clone_from=io.BytesIO(pdf))
     writer.encrypt(user_password=user_password, owner_password="owner-secret", algorithm=algorithm)
@@ -182,11 +155,12 @@ def _encrypted(pdf: bytes, user_password: str, algorithm: str) -> bytes:
     return output.getvalue()
 
 
-def test_pdf_pages_without_text_are_skipped_but_keep_real_numbers() -> None:
-    document = load_document("report.pdf", _pdf(["First page", "", "Third page", ""]))
+def test_pdf_pages_without_text_are_skipped_but_keep_real_numbers_and_count() -> None:
+    document = load_document("report.pdf", pdf_files.pdf(["First page", "", "Third page", ""]))
 
     assert document.file_type == "pdf"
     assert [(page.number, page.text) for page in document.pages] == [(1, "First page"), (3, "Third page")]
+    assert document.page_count == 4  # the blank last page too
 
 
 def _with_page_labels(pdf: bytes, *ranges: tuple[int, int, str, int]) -> bytes:
@@ -202,7 +176,7 @@ def _with_page_labels(pdf: bytes, *ranges: tuple[int, int, str, int]) -> bytes:
 def test_pdf_page_printing_another_number_is_cited_by_both() -> None:
     """A preface numbered i, ii and a body starting again at 1: "Page 1" alone would name two pages."""
     pdf = _with_page_labels(
-        _pdf(["Preface", "Contents", "Chapter one", "Chapter two"]), (0, 1, "/r", 1), (2, 3, "/D", 1)
+        pdf_files.pdf(["Preface", "Contents", "Chapter one", "Chapter two"]), (0, 1, "/r", 1), (2, 3, "/D", 1)
     )
 
     document = load_document("book.pdf", pdf)
@@ -213,7 +187,7 @@ def test_pdf_page_printing_another_number_is_cited_by_both() -> None:
 
 
 def test_pdf_page_printing_its_own_position_is_page_n() -> None:
-    document = load_document("report.pdf", _with_page_labels(_pdf(["One", "Two"]), (0, 1, "/D", 1)))
+    document = load_document("report.pdf", _with_page_labels(pdf_files.pdf(["One", "Two"]), (0, 1, "/D", 1)))
 
     assert [page.label for page in document.pages] == ["", ""]
 
@@ -223,12 +197,13 @@ def test_shared_pdf_with_a_roman_numbered_preface_is_cited_by_its_printed_number
 
     labels = {page.number: page.label for page in document.pages}
     assert labels[3] == "Page iii (PDF page 3)" and labels[4] == "Page 1 (PDF page 4)"
-    page_50 = next(page for page in document.pages if page.number == 50)
-    assert labels[50] == "Page 47 (PDF page 50)" and page_50.text.startswith("47 ")
+    # Page 49 begins section 3.1, so it keeps its running header, which prints its number.
+    page_49 = next(page for page in document.pages if page.number == 49)
+    assert labels[49] == "Page 46 (PDF page 49)" and page_49.text.startswith("46 3.1. HOMOTOPIE VON WEGEN")
 
 
 def test_pdf_without_any_text_says_so_and_that_ocr_found_none() -> None:
-    refusal = _refusal("scan.pdf", _pdf(["", ""]))
+    refusal = _refusal("scan.pdf", pdf_files.pdf(["", ""]))
 
     assert refusal.reason == NO_TEXT
     assert "scanned" in refusal.message and "OCR" in refusal.message
@@ -236,14 +211,14 @@ def test_pdf_without_any_text_says_so_and_that_ocr_found_none() -> None:
 
 @pytest.mark.parametrize("algorithm", ["AES-256", "AES-128", "RC4-128"])
 def test_pdf_needing_a_password_asks_to_remove_it(algorithm: str) -> None:
-    refusal = _refusal("secret.pdf", _encrypted(_pdf(["Top secret"]), "user-secret", algorithm))
+    refusal = _refusal("secret.pdf", _encrypted(pdf_files.pdf(["Top secret"]), "user-secret", algorithm))
 
     assert refusal.reason == ENCRYPTED
     assert "Remove the password" in refusal.message
 
 
 def test_pdf_restricted_only_by_an_owner_password_loads() -> None:
-    document = load_document("restricted.pdf", _encrypted(_pdf(["Readable by anyone"]), "", "AES-256"))
+    document = load_document("restricted.pdf", _encrypted(pdf_files.pdf(["Readable by anyone"]), "", "AES-256"))
 
     assert _text(document) == "Readable by anyone"
 
@@ -251,18 +226,18 @@ def test_pdf_restricted_only_by_an_owner_password_loads() -> None:
 def test_pdf_text_without_word_breaks_is_refused_as_garbled() -> None:
     shifted_glyphs = "RdmsdmbdADQSRdmsdmbdDladcchmfrtrhmfRhWldrdADQSMdsvnpjr" * 5
 
-    assert _refusal("shifted.pdf", _pdf([shifted_glyphs])).reason == NO_TEXT
+    assert _refusal("shifted.pdf", pdf_files.pdf([shifted_glyphs])).reason == NO_TEXT
 
 
 def test_pdf_with_a_long_but_normal_line_loads() -> None:
     sentence = "Ordinary words separated by spaces are never mistaken for garbage. " * 5
 
-    assert _text(load_document("plain.pdf", _pdf([sentence]))) == sentence.strip()
+    assert _text(load_document("plain.pdf", pdf_files.pdf([sentence]))) == sentence.strip()
 
 
 @pytest.mark.parametrize(
     "damaged",
-    [b"%PDF-1.7\n%%EOF\n", b"%PDF-1.4\n" + b"\x8f\x02garbage" * 100, _pdf(["Cut short"])[:120]],
+    [b"%PDF-1.7\n%%EOF\n", b"%PDF-1.4\n" + b"\x8f\x02garbage" * 100, pdf_files.pdf(["Cut short"])[:120]],
     ids=["header-only", "garbage-body", "truncated"],
 )
 def test_damaged_pdf_is_corrupt(damaged: bytes) -> None:

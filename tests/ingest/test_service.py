@@ -10,6 +10,7 @@ import pytest
 
 from backend.errors import NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
+from tests.support import pdf_files
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 
@@ -27,6 +28,17 @@ def test_a_pdf_lands_in_every_store_with_its_pages(services, pdfs):
     chunks = services.vectors.get_chunks("chat1")
     assert {c.page for c in chunks} == set(range(1, 9))
     assert all(c.filename == PAPER and c.document_id == result.document_id for c in chunks)
+
+
+def test_a_pdf_counts_its_pages_without_text(services):
+    """Its page count is the PDF's, not the number of its last page with text (the 400-page IRS manual's last
+    page is blank)."""
+    pages = ["Axolotls regrow their limbs within weeks of losing them.", "", "Salamanders can too.", ""]
+
+    result = services.ingestion.ingest("chat1", "notes.pdf", pdf_files.pdf(pages))
+
+    assert result.page_count == 4
+    assert [record.page_count for record in services.documents.list("chat1")] == [4]
 
 
 def test_the_same_file_twice_is_indexed_once(services, pdfs):

@@ -3,6 +3,7 @@ openpyxl, zipfile), and hostile ones built to hurt a reader: the loader and API 
 
 from __future__ import annotations
 
+import copy
 import datetime
 import io
 import re
@@ -10,6 +11,7 @@ import zipfile
 
 import openpyxl
 import pptx
+from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.util import Inches
 
 ZIP_BOMB_BYTES = 600 * 1024 * 1024  # over the 512 MB a package may expand to; ~600 KB compressed
@@ -30,6 +32,29 @@ def deck() -> bytes:
     presentation.slides.add_slide(presentation.slide_layouts[6])
     group = presentation.slides.add_slide(presentation.slide_layouts[6]).shapes.add_group_shape()
     group.shapes.add_textbox(Inches(1), Inches(1), Inches(4), Inches(1)).text_frame.text = "Grouped caption"
+    return _saved(presentation)
+
+
+def deck_with_footers(slides: int = 3) -> bytes:
+    """Slides titled "Finding N" with the footer "Axolotl Institute, confidential", a date and their number,
+    as PowerPoint writes them when "Footer", "Date and time" and "Slide number" are ticked (python-pptx leaves
+    those placeholders out of the slides it adds: they are copied from the layout here)."""
+    presentation = pptx.Presentation()
+    layout = presentation.slide_layouts[5]
+    running = {PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.SLIDE_NUMBER}
+    for number in range(1, slides + 1):
+        slide = presentation.slides.add_slide(layout)
+        slide.shapes.title.text = f"Finding {number}"
+        for placeholder in layout.placeholders:
+            if placeholder.placeholder_format.type in running:
+                slide.shapes._spTree.append(copy.deepcopy(placeholder._element))
+        texts = {
+            PP_PLACEHOLDER.FOOTER: "Axolotl Institute, confidential", PP_PLACEHOLDER.DATE: "24 November 2026",
+            PP_PLACEHOLDER.SLIDE_NUMBER: str(number),
+        }
+        for shape in slide.placeholders:
+            if shape.placeholder_format.type in running:
+                shape.text_frame.text = texts[shape.placeholder_format.type]
     return _saved(presentation)
 
 

@@ -20,7 +20,8 @@ is that type. Every failure is a typed, user-readable error:
 
 Scanned PDF pages and images are read by text recognition (ocr.py); their pages are marked ``ocr``.
 
-PDF pages keep their real 1-based numbers even when pages without text are skipped. A DOCX has no fixed pages, so
+PDF pages keep their real 1-based numbers even when pages without text are skipped; a document's page count
+counts those too. A DOCX has no fixed pages, so
 its "pages" are those Word laid out when it last saved the file, else the stretches between explicit page breaks and
 page-starting section breaks. A PPTX slide, an
 XLSX sheet and an EPUB chapter are each a page, numbered by position; CSV and HTML are one page.
@@ -47,9 +48,9 @@ from backend.ingest.loaders.ocr import OcrOptions, PageProgress, Recogniser
 from backend.ingest.loaders.pdf import load_pdf
 from backend.ingest.loaders.plain import load_text
 from backend.ingest.loaders.pptx import load_pptx
-from backend.ingest.loaders.text import normalise_text
+from backend.ingest.loaders.text import LoadedPages, normalise_text
 from backend.ingest.loaders.xlsx import load_xlsx
-from backend.models import LoadedDocument, Page
+from backend.models import LoadedDocument
 
 __all__ = [
     "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "load_document", "normalise_text",
@@ -64,7 +65,7 @@ FILE_TYPES_BY_EXTENSION |= {
 # Images of text, read by text recognition.
 FILE_TYPES_BY_EXTENSION |= dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"), "image")
 
-_LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
+_LOADERS: dict[str, Callable[[str, bytes], LoadedPages]] = {
     "txt": load_text,
     "md": load_text,
     "docx": load_docx,
@@ -75,7 +76,7 @@ _LOADERS: dict[str, Callable[[str, bytes], list[Page]]] = {
     "epub": load_epub,
 }
 # Loaders that may recognise text in page images.
-_RECOGNISING_LOADERS: dict[str, Callable[[str, bytes, Recogniser], list[Page]]] = {
+_RECOGNISING_LOADERS: dict[str, Callable[[str, bytes, Recogniser], LoadedPages]] = {
     "pdf": load_pdf,
     "image": load_image,
 }
@@ -91,10 +92,10 @@ def load_document(
     if not data or data.isspace():
         raise UnreadableDocument(f"“{name}” is empty.", reason=UnreadableDocument.EMPTY, filename=name)
     if file_type in _RECOGNISING_LOADERS:
-        pages = _RECOGNISING_LOADERS[file_type](name, data, Recogniser(name, ocr or OcrOptions(), on_page))
+        loaded = _RECOGNISING_LOADERS[file_type](name, data, Recogniser(name, ocr or OcrOptions(), on_page))
     else:
-        pages = _LOADERS[file_type](name, data)
-    return LoadedDocument(filename=name, file_type=file_type, pages=tuple(pages))
+        loaded = _LOADERS[file_type](name, data)
+    return LoadedDocument(name, file_type, tuple(loaded.pages), loaded.page_count)
 
 
 def base_filename(filename: str) -> str:

@@ -10,14 +10,13 @@ import sys
 from backend.errors import AxiomError, UnreadableDocument
 from backend.ingest.loaders.plain import decode_text
 from backend.ingest.loaders.sheet_text import CellBudget, sheet_text
-from backend.ingest.loaders.text import corrupt, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, pages_or_no_text
 
 _SNIFFED_DELIMITERS = ",;\t|"
 _SNIFF_SAMPLE_CHARS = 64 * 1024
 
 
-def load_csv(name: str, data: bytes) -> list[Page]:
+def load_csv(name: str, data: bytes) -> LoadedPages:
     text = decode_text(name, data, kind="a CSV file")
     dialect = csv.excel_tab if name.lower().endswith(".tsv") else _sniffed_dialect(text)
     # A field may be as long as the file (the upload limit bounds it); the default limit of 128 KiB would refuse
@@ -30,7 +29,9 @@ def load_csv(name: str, data: bytes) -> list[Page]:
         raise
     except csv.Error as error:
         raise corrupt(name, "CSV file") from error
-    return pages_or_no_text(name, [text], f"“{name}” contains no text.", UnreadableDocument.EMPTY)
+    return LoadedPages(
+        pages_or_no_text(name, [text], f"“{name}” contains no text.", UnreadableDocument.EMPTY), page_count=1
+    )
 
 
 def _sniffed_dialect(text: str) -> type[csv.Dialect]:

@@ -23,8 +23,7 @@ from docx.oxml.xmlchemy import BaseOxmlElement
 
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, pages_or_no_text
 
 _KIND = "Word document"
 _DOCX_MAIN_PART = "word/document.xml"
@@ -59,7 +58,7 @@ _NOTE_REFERENCE = re.compile(r"\x01([fe])(-?\d+)\x02")
 _NOTE_KINDS = {"f": RELATIONSHIP_TYPE.FOOTNOTES, "e": RELATIONSHIP_TYPE.ENDNOTES}
 
 
-def load_docx(name: str, data: bytes) -> list[Page]:
+def load_docx(name: str, data: bytes) -> LoadedPages:
     if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(
             f"“{name}” is named .docx but is not a Word document (older binary .doc files are not supported: "
@@ -75,7 +74,8 @@ def load_docx(name: str, data: bytes) -> list[Page]:
         body = document.element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return pages_or_no_text(name, _with_notes(_laid_out(_document_text(body)).split(_PAGE_BREAK), notes))
+    texts = _with_notes(_laid_out(_document_text(body)).split(_PAGE_BREAK), notes)
+    return LoadedPages(pages_or_no_text(name, texts), len(texts))
 
 
 def _notes(document: WordDocument, relationship: str) -> dict[str, str]:

@@ -12,8 +12,7 @@ from lxml import etree
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.html import html_main_text
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
 _KIND = "book in EPUB format"
 _CONTAINER_PART = "META-INF/container.xml"
@@ -32,7 +31,7 @@ _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 _LENIENT_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
 
 
-def load_epub(name: str, data: bytes) -> list[Page]:
+def load_epub(name: str, data: bytes) -> LoadedPages:
     if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(f"“{name}” is named .epub but is not a book in EPUB format.", filename=name)
     with open_package(name, data, _KIND, _CONTAINER_PART) as archive:
@@ -45,7 +44,7 @@ def load_epub(name: str, data: bytes) -> list[Page]:
             labels = _chapter_labels(chapters, _table_of_contents(archive, package_path, package))
         except (etree.XMLSyntaxError, KeyError, zipfile.BadZipFile, OSError, EOFError) as error:
             raise corrupt(name, _KIND) from error
-    return labelled(pages_or_no_text(name, texts), lambda number: labels[number - 1])
+    return LoadedPages(labelled(pages_or_no_text(name, texts), lambda number: labels[number - 1]), len(texts))
 
 
 def _package(archive: zipfile.ZipFile) -> tuple[str, etree._Element]:

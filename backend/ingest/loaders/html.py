@@ -19,8 +19,7 @@ from lxml import etree
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import too_complex
 from backend.ingest.loaders.plain import decode_text
-from backend.ingest.loaders.text import pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, pages_or_no_text
 
 # trafilatura warns "discarding data: None" for every page too short to be an article, which is not news here.
 logging.getLogger("trafilatura.core").setLevel(logging.ERROR)
@@ -38,13 +37,14 @@ _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 
-def load_html(name: str, data: bytes) -> list[Page]:
+def load_html(name: str, data: bytes) -> LoadedPages:
     if len(data) > MAX_HTML_BYTES:
         raise too_complex(
             name, f"is a web page of more than {MAX_HTML_BYTES // 2**20} MB, more than Axiom reads"
         )
     text = _decode_html(name, data)
-    return pages_or_no_text(name, [html_main_text(name, text)], f"“{name}” contains no readable text.")
+    no_text = f"“{name}” contains no readable text."
+    return LoadedPages(pages_or_no_text(name, [html_main_text(name, text)], no_text), page_count=1)
 
 
 def html_main_text(name: str, html: str | bytes) -> str:

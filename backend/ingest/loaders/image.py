@@ -15,7 +15,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
-from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
+from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 from backend.models import Page
 
 IMAGE_FORMATS = ["PNG", "JPEG", "TIFF", "WEBP"]
@@ -24,7 +24,7 @@ IMAGE_FORMATS = ["PNG", "JPEG", "TIFF", "WEBP"]
 _MAX_IMAGE_PIXELS = 89_478_485
 
 
-def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
+def load_image(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     image = _open_image(name, data)
     try:
         recogniser.expect(image_frames(image))
@@ -35,7 +35,9 @@ def load_image(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
     no_text = f"No text could be recognised in “{name}”. If it shows text, upload a sharper or larger image of it."
     pages = [Page(page.number, page.text, ocr=True) for page in pages_or_no_text(name, texts, no_text)]
     # A multi-page TIFF's frames are cited as frames; a single image as its page.
-    return labelled(pages, lambda number: f"Frame {number}") if len(texts) > 1 else pages
+    if len(texts) > 1:
+        pages = labelled(pages, lambda number: f"Frame {number}")
+    return LoadedPages(pages, len(texts))
 
 
 def image_frames(image: Image.Image) -> int:

@@ -2,7 +2,8 @@
 or garbled (fonts without a usable character map): only those pages are rendered and recognised. Pages keep their
 real 1-based numbers even when pages without text are skipped. A page whose printed number (the PDF's page labels:
 "iii" in a preface, "1" where the body starts after it) differs from its position is labelled with both, "Page iii
-(PDF page 3)": either alone would send a reader to the wrong page, and a document may print "1" on several pages."""
+(PDF page 3)": either alone would send a reader to the wrong page, and a document may print "1" on several pages.
+Running headers and footers are kept only where they first appear (running_headers.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pypdf.errors import DependencyError, PyPdfError
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
-from backend.ingest.loaders.text import corrupt, pages_with_text
+from backend.ingest.loaders.running_headers import without_running_headers
+from backend.ingest.loaders.text import LoadedPages, corrupt, pages_with_text
 from backend.models import Page
 
 log = logging.getLogger(__name__)
@@ -31,7 +33,7 @@ _MIN_TEXT_LAYER_CHARACTERS = 20
 _MAX_PAGE_LABEL_CHARS = 40
 
 
-def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
+def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     if _PDF_MAGIC not in data[:_PDF_HEADER_WINDOW]:
         raise UnsupportedFileType(
             f"“{name}” is named .pdf but its content is not a PDF document.", filename=name
@@ -61,7 +63,7 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> list[Page]:
             reason=UnreadableDocument.NO_TEXT,
             filename=name,
         )
-    return pages
+    return LoadedPages(without_running_headers(pages), page_count=len(texts))
 
 
 def _open_pdf(name: str, data: bytes) -> PdfReader:

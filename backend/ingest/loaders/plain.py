@@ -10,8 +10,7 @@ import unicodedata
 import charset_normalizer
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
-from backend.ingest.loaders.text import pages_with_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, pages_with_text
 
 # UTF-32 LE must be tried before UTF-16 LE: its BOM starts with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -41,14 +40,14 @@ _BINARY_CONTROL_SHARE = 0.05
 _TEXT_MAX_UNREADABLE_SHARE = 0.05
 
 
-def load_text(name: str, data: bytes) -> list[Page]:
+def load_text(name: str, data: bytes) -> LoadedPages:
     text = decode_text(name, data)
     pages = pages_with_text([text])
     if not pages:
         raise UnreadableDocument(
             f"“{name}” contains no text.", reason=UnreadableDocument.EMPTY, filename=name
         )
-    return pages
+    return LoadedPages(pages, page_count=1)
 
 
 def decode_text(name: str, data: bytes, kind: str = "a text file") -> str:

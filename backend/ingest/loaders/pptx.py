@@ -1,6 +1,9 @@
 """PPTX (python-pptx): a slide is a page, numbered as in the deck. Its title comes first, then the text of its
 shapes (grouped ones too) and its tables one row a line, then its speaker notes. python-pptx parses every XML part
-of the package when it opens it, so all of them are counted first (loaders/package.py)."""
+of the package when it opens it, so all of them are counted first (loaders/package.py).
+
+A deck's footer and date, repeated on every slide, are read on the first slide that shows them (as a PDF's
+running headers are), and slide numbers not at all: citations name the slide."""
 
 from __future__ import annotations
 
@@ -8,20 +11,21 @@ import io
 from collections.abc import Iterable, Iterator
 
 import pptx
+from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
 from backend.errors import UnsupportedFileType
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
-from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
 _KIND = "PowerPoint presentation"
 _PRESENTATION_PART = "ppt/presentation.xml"
+_RUNNING_PLACEHOLDERS = (PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE)
 
 
-def load_pptx(name: str, data: bytes) -> list[Page]:
+def load_pptx(name: str, data: bytes) -> LoadedPages:
     if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(
             f"“{name}” is named .pptx but is not a PowerPoint presentation (older binary .ppt files are not "
@@ -32,16 +36,22 @@ def load_pptx(name: str, data: bytes) -> list[Page]:
         xml_parts = [part for part in archive.namelist() if part.endswith((".xml", ".rels"))]
         check_element_count(name, _KIND, archive, xml_parts, too_many="shapes and other parts")
     try:
-        texts = [_slide_text(slide) for slide in pptx.Presentation(io.BytesIO(data)).slides]
+        footers_read: set[str] = set()
+        texts = [_slide_text(slide, footers_read) for slide in pptx.Presentation(io.BytesIO(data)).slides]
     except Exception as error:  # python-pptx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    return labelled(pages_or_no_text(name, texts), lambda number: f"Slide {number}")
+    return LoadedPages(labelled(pages_or_no_text(name, texts), lambda number: f"Slide {number}"), len(texts))
 
 
-def _slide_text(slide: Slide) -> str:
+def _slide_text(slide: Slide, footers_read: set[str]) -> str:
+    """``footers_read``: the footers and dates of the slides before, to which this slide's are added."""
     title = slide.shapes.title
     blocks = [title.text_frame.text] if title is not None and title.has_text_frame else []
-    blocks += [_shape_text(shape) for shape in _shapes(slide.shapes) if shape != title]
+    blocks += [
+        _shape_text(shape)
+        for shape in _shapes(slide.shapes)
+        if shape != title and _is_new(shape, footers_read)
+    ]
     if slide.has_notes_slide and (notes := slide.notes_slide.notes_text_frame) is not None and notes.text.strip():
         blocks.append(f"Speaker notes:\n{notes.text}")
     # A shape's lines are joined by line breaks inside a paragraph; blank lines keep shapes apart.
@@ -54,6 +64,22 @@ def _shapes(shapes: Iterable[BaseShape]) -> Iterator[BaseShape]:
             yield from _shapes(shape.shapes)
         else:
             yield shape
+
+
+def _is_new(shape: BaseShape, footers_read: set[str]) -> bool:
+    """False for a slide number, and for a footer or date read on an earlier slide."""
+    if not shape.is_placeholder:
+        return True
+    kind = shape.placeholder_format.type
+    if kind == PP_PLACEHOLDER.SLIDE_NUMBER:
+        return False
+    if kind not in _RUNNING_PLACEHOLDERS:
+        return True
+    text = _shape_text(shape).strip()
+    if text in footers_read:
+        return False
+    footers_read.add(text)
+    return True
 
 
 def _shape_text(shape: BaseShape) -> str:

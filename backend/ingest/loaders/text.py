@@ -1,4 +1,4 @@
-"""What every loader shares: text normalisation, numbering pages, and the "damaged file" error."""
+"""What every loader shares: its result, text normalisation, numbering pages, and the "damaged file" error."""
 
 from __future__ import annotations
 
@@ -9,6 +9,16 @@ from collections.abc import Callable, Iterable
 
 from backend.errors import UnreadableDocument
 from backend.models import Page
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LoadedPages:
+    """A loader's result: the pages with text, and how many pages the document has (those without text too: a
+    PDF's blank pages, an empty slide or sheet)."""
+
+    pages: list[Page]
+    page_count: int
+
 
 # PDFs often draw "fi", "ff", … as one ligature glyph; NFC keeps it, and "ﬁnd" would then never match "find".
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})

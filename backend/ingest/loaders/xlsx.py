@@ -24,8 +24,7 @@ from backend.ingest.loaders.package import (
     too_complex,
 )
 from backend.ingest.loaders.sheet_text import MAX_FILLED_CELLS, CellBudget, sheet_text
-from backend.ingest.loaders.text import corrupt, labelled, pages_or_no_text
-from backend.models import Page
+from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
 _KIND = "spreadsheet"
 _WORKBOOK_PART = "xl/workbook.xml"
@@ -38,7 +37,7 @@ _MAX_SHEET_GRID = 20_000_000
 _SHEET_TAGS = ("{*}c", "{*}row", "{*}dimension")
 
 
-def load_xlsx(name: str, data: bytes) -> list[Page]:
+def load_xlsx(name: str, data: bytes) -> LoadedPages:
     if not data.startswith(ZIP_MAGIC):
         raise UnsupportedFileType(
             f"“{name}” is named .xlsx but is not an Excel workbook (older binary .xls files are not supported: "
@@ -62,7 +61,7 @@ def load_xlsx(name: str, data: bytes) -> list[Page]:
     finally:
         workbook.close()
     pages = pages_or_no_text(name, texts, f"“{name}” contains no text: its sheets are empty.")
-    return labelled(pages, lambda number: f"Sheet “{titles[number - 1]}”")
+    return LoadedPages(labelled(pages, lambda number: f"Sheet “{titles[number - 1]}”"), len(texts))
 
 
 def _sheet_text(sheet, budget: CellBudget) -> str:

@@ -1,0 +1,123 @@
+"""Running headers and footers: the lines a document repeats at the top or bottom of its pages (a journal's
+name, "Page 3 of 20", a confidentiality notice). Left in, every page's chunks carry them: keyword search finds
+them everywhere, and answers and quotes repeat them. pypdf reads them as ordinary text: they are found here.
+
+Lines are compared with every number read as "#", and a line is running when it stands among the first or last
+few lines of pages in one of two ways:
+
+- word for word the same on a third of the pages or more;
+- numbering the pages: the same but for a number that is the page's number plus an offset ("Page 3 of 20" on
+  page 3, "47701 Federal Register" on page 4), on a few pages, where lines numbering the pages by that offset
+  are found on a third of the pages between them (a book's header changes with its chapter: "56 3.3.
+  ÜBERLAGERUNGEN" on the section's pages, "72 4.1. TOPOLOGIE" on the next).
+
+A line repeating with the same numbers on a stretch of pages and other numbers on the next ("Exhibit
+2.3.59-51" on the pages of one exhibit) names a section, not a page: it is kept, as is every line away from
+the edges, a line found on few pages, and every line of a document of few pages.
+
+Each running line stays where it first appears: the journal's name, the form's title or the notice are still
+found once, quoted there and cited on their page; only the repetitions go. A page left without text is
+dropped, as a blank page is (the document's page count still counts it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+
+from backend.ingest.loaders.text import normalise_text
+from backend.models import Page
+
+# Documents of fewer pages are left as they are: too few to tell a running line from a repeated one.
+_MIN_PAGES = 4
+# How far from the top or bottom of a page (in lines with text) a running line is looked for. A line numbering
+# the pages deeper: a text layer's order is not always the page's (the 400-page manual's page header comes
+# fourth from the bottom), and such a line is not body text. A line the same on every page only in the first
+# and last two: deeper it is more likely body text, such as the column headings that the manual's tables
+# repeat under their two-line titles on every page.
+_PAGE_NUMBER_DEPTH = 4
+_SAME_LINE_DEPTH = 2
+# The share of the pages a line must run on: a third, so that headers alternating between left and right pages
+# (the authors on one, the title on the other) are found; and on how many pages at least, whatever the share.
+_MIN_SHARE = 1 / 3
+_MIN_REPEATS = 3
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclasses.dataclass(slots=True)
+class _Candidate:
+    """A line, numbers aside, as found near the edge of pages: its text and depth there, by page number."""
+
+    found: dict[int, tuple[str, int]] = dataclasses.field(default_factory=dict)
+
+    def page_offsets(self) -> set[int]:
+        """The offsets by which one of its numbers is the page's number on every page it is on (a few at
+        least)."""
+        if len(self.found) < _MIN_REPEATS:
+            return set()
+        offsets = [
+            [int(number) - page for number in _NUMBER.findall(line)] for page, (line, _) in self.found.items()
+        ]
+        return {offsets[0][i] for i in range(len(offsets[0])) if len({each[i] for each in offsets}) == 1}
+
+    def same_at_edge(self, min_pages: float) -> bool:
+        at_edge = [line for line, depth in self.found.values() if depth < _SAME_LINE_DEPTH]
+        return len(at_edge) >= min_pages and len(set(at_edge)) == 1
+
+
+def without_running_headers(pages: Sequence[Page]) -> list[Page]:
+    """The pages without the repetitions of their running headers and footers."""
+    if len(pages) < _MIN_PAGES:
+        return list(pages)
+    candidates: defaultdict[str, _Candidate] = defaultdict(_Candidate)
+    for page in pages:
+        lines = page.text.split("\n")
+        for index, depth in _near_edges(lines).items():
+            candidates[_pattern(lines[index])].found.setdefault(page.number, (lines[index], depth))
+    min_pages = max(_MIN_REPEATS, _MIN_SHARE * len(pages))
+    numbering = _numbering_pages(candidates, min_pages)
+    running = {  # pattern: (the page it is kept on, how deep it is removed from the others)
+        pattern: (min(candidate.found), _PAGE_NUMBER_DEPTH if pattern in numbering else _SAME_LINE_DEPTH)
+        for pattern, candidate in candidates.items()
+        if pattern in numbering or candidate.same_at_edge(min_pages)
+    }
+    kept = []
+    for page in pages:
+        lines = page.text.split("\n")
+        repeated = {
+            index for index, depth in _near_edges(lines).items()
+            if (kept_on_and_depth := running.get(_pattern(lines[index])))
+            and kept_on_and_depth[0] < page.number and depth < kept_on_and_depth[1]
+        }
+        text = normalise_text("\n".join(line for index, line in enumerate(lines) if index not in repeated))
+        if text:
+            kept.append(dataclasses.replace(page, text=text))
+    return kept
+
+
+def _numbering_pages(candidates: dict[str, _Candidate], min_pages: float) -> set[str]:
+    """The lines numbering the pages: those with a number that is the page's plus an offset that such lines
+    have on enough pages between them."""
+    pages_by_offset: defaultdict[int, set[int]] = defaultdict(set)
+    offsets = {pattern: candidate.page_offsets() for pattern, candidate in candidates.items()}
+    for pattern, candidate in candidates.items():
+        for offset in offsets[pattern]:
+            pages_by_offset[offset].update(candidate.found)
+    numbered = {offset for offset, on_pages in pages_by_offset.items() if len(on_pages) >= min_pages}
+    return {pattern for pattern, pattern_offsets in offsets.items() if pattern_offsets & numbered}
+
+
+def _near_edges(lines: list[str]) -> dict[int, int]:
+    """The indexes of the lines with text near the top or bottom, and their depth (0: the first and last)."""
+    with_text = [index for index, line in enumerate(lines) if line]
+    depths: dict[int, int] = {}
+    top, bottom = with_text[:_PAGE_NUMBER_DEPTH], with_text[::-1][:_PAGE_NUMBER_DEPTH]
+    for depth, (from_top, from_bottom) in enumerate(zip(top, bottom, strict=True)):
+        depths.setdefault(from_top, depth)
+        depths.setdefault(from_bottom, depth)
+    return depths
+
+
+def _pattern(line: str) -> str:
+    return _NUMBER.sub("#", line)
