@@ -98,6 +98,7 @@ function showTitle(chat) {
 
 const chats = new ChatList({
   onChanged: announce,
+  onChatMaybeGone: catchUp,
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
   onRenamed: showTitle,

@@ -6,7 +6,7 @@ import { $, confirmAction, el, icon } from "./dom.js";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onReselect, onRenamed, onError, onChanged }) {
+  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone }) {
     this.chats = [];
     this.currentId = null;
     this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
@@ -16,6 +16,7 @@ export class ChatList {
     this.onRenamed = onRenamed;
     this.onError = onError;
     this.onChanged = onChanged;
+    this.onChatMaybeGone = onChatMaybeGone;
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
   }
@@ -108,7 +109,9 @@ export class ChatList {
       Object.assign(chat, await api.renameChat(chat.id, title));
       this.onChanged();
     } catch (error) {
-      this.onError(error);
+      // Deleted elsewhere, most likely: catching up says so (and leaves it) if it is.
+      if (mayMeanChatGone(error)) this.onChatMaybeGone();
+      else this.onError(error);
     }
     this.renaming = false;
     this.render();
