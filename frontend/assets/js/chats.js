@@ -45,7 +45,9 @@ export class ChatList {
     const current = this.current;
     const title = current?.title;
     const chats = listed.map((chat) => Object.assign(shown.get(chat.id) || {}, chat));
-    if (current && !chats.includes(current)) chats.splice(Math.min(this.chats.indexOf(current), chats.length), 0, current);
+    if (current && !chats.includes(current)) {
+      chats.splice(Math.min(this.chats.indexOf(current), chats.length), 0, current);
+    }
     this.chats = chats;
     if (current && current.title !== title) this.onRenamed(current);
     if (this.signature() !== before && !this.renaming) this.render();

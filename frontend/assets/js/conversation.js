@@ -177,6 +177,7 @@ export class Conversation {
     // drawn, and the ownKey of each message asked or answered here since (drawn, but without its id).
     this.shownIds = null;
     this.own = [];
+    this.draws = 0; // each time this tab redraws the conversation itself: a refresh read before one is stale
     this.onAsked = onAsked;
     this.pendingDocuments = pendingDocuments;
     this.onAddDocuments = onAddDocuments;
@@ -215,6 +216,7 @@ export class Conversation {
 
   async show(chat) {
     this.chat = chat;
+    this.draws += 1;
     this.shownIds = null;
     this.showRunning();
     this.log.replaceChildren(el("p", { class: "loading" }, "Loading the conversation…"));
@@ -246,10 +248,10 @@ export class Conversation {
   // what is shown (another tab's answer, a conversation cleared elsewhere), never while an answer streams here; a
   // reader scrolled up stays where they were. Errors are the caller's: what is shown stays.
   async refresh() {
-    const chat = this.chat;
+    const [chat, draws] = [this.chat, this.draws];
     if (!chat || this.busy || this.shownIds === null) return;
     const messages = await this.stored(chat);
-    if (this.chat !== chat || this.busy || this.shownIds === null) return;
+    if (this.chat !== chat || this.draws !== draws || this.busy) return;
     const { changed, own } = reconcile(messages, this.shownIds, this.own);
     this.shownIds = new Set(messages.map((message) => message.id));
     this.own = own;
@@ -395,6 +397,7 @@ export class Conversation {
         return;
       }
     }
+    this.draws += 1;
     this.shownIds = new Set();
     this.own = [];
     this.log.replaceChildren();

@@ -48,6 +48,7 @@ export class DocumentsPanel {
     this.chatId = null;
     this.jobs = []; // the open chat's background jobs, as last listed
     this.shown = null; // the open chat's listing as drawn (JSON), so an unchanged one is not drawn again
+    this.listings = 0; // listings asked for: only the latest one asked is drawn
     this.onChange = onChange;
     this.onChanged = onChanged;
     this.onChatGone = onChatGone;
@@ -80,17 +81,19 @@ export class DocumentsPanel {
   // The listing is what says for sure that a chat is gone (deleted elsewhere): onChatGone. Any other failure is
   // shown in place of a list not shown yet; a list already shown stays as it was.
   async refresh() {
-    const chatId = this.chatId;
+    const [chatId, asked] = [this.chatId, ++this.listings];
     let listing;
     try {
       listing = await api.listDocuments(chatId);
     } catch (error) {
-      if (chatId !== this.chatId) return;
+      if (asked !== this.listings) return;
       if (mayMeanChatGone(error)) this.onChatGone(chatId);
-      else if (this.shown === null) this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      else if (this.shown === null) {
+        this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      }
       return;
     }
-    if (chatId !== this.chatId) return;
+    if (asked !== this.listings) return;
     this.jobs = listing.jobs;
     const shown = JSON.stringify(listing);
     if (shown !== this.shown) {
