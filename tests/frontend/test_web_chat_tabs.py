@@ -159,6 +159,30 @@ def test_a_tab_shown_again_catches_up_with_other_clients_even_without_broadcastc
     expect(page.get_by_label(QUESTION_BOX)).to_have_value("a draft")
 
 
+def test_an_answer_from_elsewhere_is_followed_at_the_end_and_leaves_a_reader_scrolled_up_in_place(page: Page, web):
+    chat_id = open_new_chat(page, web.url)
+    greeting = {"message": "hi", "chat_id": chat_id, "session_id": chat_id}  # answered without the model
+    with httpx.Client(base_url=web.url, timeout=120) as client:
+        for _ in range(12):
+            assert client.post("/chat/", json=greeting).status_code == 200
+        page.reload()
+        expect(page.locator(".message.user")).to_have_count(12)
+        log = page.locator("#messages")
+        assert log.evaluate("node => node.scrollHeight > 2 * node.clientHeight"), "too short to scroll"
+
+        assert client.post("/chat/", json=greeting).status_code == 200
+        shown_again(page)
+        expect(page.locator(".message.user")).to_have_count(13)
+        assert log.evaluate("node => node.scrollHeight - node.scrollTop - node.clientHeight < 2")
+
+        log.evaluate("node => { node.scrollTop = 200; }")
+        page.wait_for_function("() => document.getElementById('messages').scrollTop === 200")
+        assert client.post("/chat/", json=greeting).status_code == 200
+        shown_again(page)
+        expect(page.locator(".message.user")).to_have_count(14)
+        assert log.evaluate("node => node.scrollTop") == 200
+
+
 def test_a_chat_deleted_in_another_tab_is_left_with_a_notice(tabs, web):
     first, second = tabs
     kept = open_new_chat(first, web.url)
