@@ -63,7 +63,7 @@ const announce = () => tabs.announce();
 // Said once, when the open chat's routes first answer that it is gone; the chat list then leaves it.
 function chatDeletedElsewhere(chatId) {
   const chat = chats.chats.find((listed) => listed.id === chatId);
-  if (!chat) return;
+  if (!chat || chats.deleting.has(chatId)) return;
   conversation.forget(chatId);
   documents.forget(chatId);
   showNotice(`“${chat.title}” was deleted in another tab or window, so it is no longer open here.`);

@@ -214,15 +214,14 @@ def test_a_chat_deleted_by_another_client_is_left_when_the_tab_is_shown_again(pa
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
 
 
-@pytest.mark.parametrize("status", [404, 410])
+@pytest.mark.parametrize(("status", "code"), [(410, "CHAT_DELETED"), (404, "NOT_FOUND")])
 def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_leaves_it(
-    page: Page, web, tmp_path, status
+    page: Page, web, tmp_path, status, code
 ):
     # Stand-in: the server's refusal of an upload or a question to a deleted chat (instead of making it again) is
-    # another branch's change; the route answers it here in the JSON error contract, with either status. The
-    # deletion itself, and the documents list's 404 that confirms it, are the real server's.
-    refusal = {"error": "CHAT_NOT_FOUND", "message": "This chat was deleted; nothing was stored.",
-               "details": {}}
+    # another branch's change (410 CHAT_DELETED); the route answers it here in the JSON error contract, and with a
+    # 404 too. The deletion itself, and the documents list's 404 that confirms it, are the real server's.
+    refusal = {"error": code, "message": "“New chat” was deleted, perhaps in another window.", "details": {}}
     kept = open_new_chat(page, web.url)
     doomed = new_chat(page)
     page.route(f"**/chat/{doomed}/documents", lambda route: route.fulfill(status=status, json=refusal)

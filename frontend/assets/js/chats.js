@@ -11,6 +11,7 @@ export class ChatList {
     this.currentId = null;
     this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
     this.renaming = false;
+    this.deleting = new Set(); // ids being deleted here: a 404 that a catch-up meanwhile meets is no news
     this.onSelect = onSelect;
     this.onReselect = onReselect;
     this.onRenamed = onRenamed;
@@ -130,11 +131,13 @@ export class ChatList {
     );
     if (!confirmed) return;
     this.edits += 1;
+    this.deleting.add(chat.id);
     try {
       await api.deleteChat(chat.id);
     } catch (error) {
       // Deleted elsewhere meanwhile: it is gone all the same.
       if (!mayMeanChatGone(error)) {
+        this.deleting.delete(chat.id);
         this.onError(error);
         return;
       }
@@ -143,6 +146,7 @@ export class ChatList {
     if (this.chats.length === 0) this.chats = [await api.createChat()];
     if (chat.id === this.currentId) this.select(this.chats[0].id);
     else this.render();
+    this.deleting.delete(chat.id);
     this.onChanged(); // after the new chat, so another tab left empty opens it rather than making its own
   }
 
