@@ -229,13 +229,15 @@ def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_
     page.route(f"**/chat/{doomed}/stream", lambda route: route.fulfill(status=status, json=refusal))
     assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
 
-    ask(page, "hi")
-    failed = wait_for_answer(page)
-    expect(failed.locator(".error-title")).to_have_text("This chat is no longer there.")
-    expect(failed.locator(".error-message")).to_have_text(refusal["message"])
-    expect(page.locator("#notice")).to_contain_text("was deleted in another tab or window")
+    ask(page, "When is the meeting?")
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("“New chat” was deleted in another tab or window")  # not renamed: refused too
+    expect(notice).to_contain_text("Your question was not sent: it is back in the question box.")
+    expect(page.get_by_label(QUESTION_BOX)).to_have_value("When is the meeting?")
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
+    expect(page.locator(".message")).to_have_count(0)  # the chat opened instead shows nothing of it
     page.get_by_role("button", name="Dismiss this message").click()
+    page.get_by_label(QUESTION_BOX).fill("")
 
     again = new_chat(page)
     page.route(f"**/chat/{again}/documents", lambda route: route.fulfill(status=status, json=refusal)
@@ -244,7 +246,9 @@ def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_
     notes = tmp_path / "notes.txt"
     notes.write_text("Anything.\n")
     upload(page, notes)
-    expect(page.locator("#notice")).to_contain_text("was deleted in another tab or window")
+    expect(notice).to_contain_text("“New chat” was deleted in another tab or window")
+    expect(notice).to_contain_text("“notes.txt” was not added.")
+    expect(page.locator(".upload")).to_have_count(0)
     expect(chat_item(page, again)).to_have_count(0)
     expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", again)
 

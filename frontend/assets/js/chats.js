@@ -103,18 +103,21 @@ export class ChatList {
     chat.updated_at = Date.now() / 1000; // asked in: no longer unused (catchup.js), its history is read again
     this.chats = [chat, ...this.chats.filter((other) => other !== chat)];
     this.render();
-    if (chat.title === UNTITLED) await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60));
+    if (chat.title === UNTITLED) {
+      await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60), { asking: true });
+    }
   }
 
-  async rename(chat, title) {
+  async rename(chat, title, { asking = false } = {}) {
     this.edits += 1;
     try {
       Object.assign(chat, await api.renameChat(chat.id, title));
       this.onChanged();
     } catch (error) {
-      // Deleted elsewhere, most likely: catching up says so (and leaves it) if it is.
-      if (mayMeanChatGone(error)) this.onChatMaybeGone();
-      else this.onError(error);
+      // Deleted elsewhere, most likely: catching up says so (and leaves it) if it is. The question being asked
+      // is refused too, and says so with what was not sent.
+      if (!mayMeanChatGone(error)) this.onError(error);
+      else if (!asking) this.onChatMaybeGone();
     }
     this.renaming = false;
     this.render();

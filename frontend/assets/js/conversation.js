@@ -169,7 +169,7 @@ class Run {
 }
 
 export class Conversation {
-  constructor({ onAsked, pendingDocuments, onAddDocuments, onChanged, onChatMaybeGone }) {
+  constructor({ onAsked, pendingDocuments, onAddDocuments, onChanged, onRefusedAsGone }) {
     this.chat = null;
     this.documentCount = 0;
     this.runs = new Map(); // chat id → its Run
@@ -182,7 +182,7 @@ export class Conversation {
     this.pendingDocuments = pendingDocuments;
     this.onAddDocuments = onAddDocuments;
     this.onChanged = onChanged;
-    this.onChatMaybeGone = onChatMaybeGone;
+    this.onRefusedAsGone = onRefusedAsGone;
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
@@ -359,7 +359,7 @@ export class Conversation {
           view.node.remove();
           this.ask(question);
         });
-        if (mayMeanChatGone(error)) this.onChatMaybeGone();
+        if (mayMeanChatGone(error)) this.onRefusedAsGone(chat.id, question);
       }
     } finally {
       this.runs.delete(chat.id);

@@ -44,7 +44,7 @@ class UploadRow {
 }
 
 export class DocumentsPanel {
-  constructor({ onChange, onChanged, onChatGone }) {
+  constructor({ onChange, onChanged, onChatGone, onRefusedAsGone }) {
     this.chatId = null;
     this.jobs = []; // the open chat's background jobs, as last listed
     this.shown = null; // the open chat's listing as drawn (JSON), so an unchanged one is not drawn again
@@ -52,6 +52,8 @@ export class DocumentsPanel {
     this.onChange = onChange;
     this.onChanged = onChanged;
     this.onChatGone = onChatGone;
+    this.onRefusedAsGone = onRefusedAsGone;
+    this.goneChats = new Set(); // deleted elsewhere: files still queued for them are not sent
     this.queue = Promise.resolve();
     this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
     this.pollTimer = null;
@@ -109,6 +111,7 @@ export class DocumentsPanel {
   // A chat deleted elsewhere: its uploads are not shown again.
   forget(chatId) {
     this.rowsByChat.delete(chatId);
+    this.goneChats.add(chatId);
   }
 
   // The names of the open chat's files not indexed yet (uploading, being read or indexed in the background):
@@ -158,6 +161,7 @@ export class DocumentsPanel {
   }
 
   async upload(chatId, file, row) {
+    if (this.goneChats.has(chatId)) return;
     row.show("uploading", "Uploading… 0%", 0);
     try {
       const body = await api.upload(chatId, file, (percent) => {
@@ -173,6 +177,7 @@ export class DocumentsPanel {
       }
     } catch (error) {
       row.show("failed", error.message);
+      if (mayMeanChatGone(error)) this.onRefusedAsGone(chatId, file.name);
     }
     this.onChanged();
     if (chatId === this.chatId) await this.refresh();
