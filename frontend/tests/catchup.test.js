@@ -1,16 +1,24 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { isUnused, mayMeanChatGone, oneAtATime, ownKey, reconcile } from "../assets/js/catchup.js";
+import { hasNoHistory, mayMeanChatGone, oneAtATime, ownKey, reconcile } from "../assets/js/catchup.js";
 
 const message = (id, role, content) => ({ id, role, content, metadata: {} });
 const stored = [message("m1", "user", "hi"), message("m2", "assistant", "Hello!")];
 
-test("only a chat as POST /chats made it counts as unused", () => {
+test("a chat as POST /chats made it has no history", () => {
   const made = { id: "c1", title: "New chat", created_at: 100.5, updated_at: 100.5 };
-  assert.equal(isUnused(made), true);
-  assert.equal(isUnused({ ...made, updated_at: 101 }), false); // asked in or renamed since
-  assert.equal(isUnused({ ...made, title: "Taxes" }), false);
+  assert.equal(hasNoHistory(made, new Map()), true);
+  assert.equal(hasNoHistory({ ...made, updated_at: 101 }, new Map()), false); // asked in or renamed since
+  assert.equal(hasNoHistory({ ...made, title: "Taxes" }, new Map()), false);
+});
+
+test("a history found empty stays known empty until the chat is updated", () => {
+  const chat = { id: "c1", title: "Taxes", created_at: 100, updated_at: 120 };
+  const emptyAt = new Map([["c1", 120]]);
+  assert.equal(hasNoHistory(chat, emptyAt), true);
+  assert.equal(hasNoHistory({ ...chat, updated_at: 130 }, emptyAt), false); // a message moved it
+  assert.equal(hasNoHistory({ ...chat, id: "c2" }, emptyAt), false);
 });
 
 test("a 404 or 410 may mean the chat is gone; other failures do not", () => {

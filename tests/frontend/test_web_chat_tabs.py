@@ -85,6 +85,28 @@ def test_opening_a_new_chat_asks_for_no_history_and_logs_no_error(page: Page, tm
         assert console_errors == []
 
 
+def test_a_chat_found_empty_is_not_asked_for_its_history_again_until_it_changes(page: Page, web):
+    chat_id = open_new_chat(page, web.url)
+    with httpx.Client(base_url=web.url, timeout=120) as client:
+        assert client.patch(f"/chats/{chat_id}", json={"title": "Named, never asked"}).status_code == 200
+        with page.expect_response(lambda response: "/chat/history/" in response.url) as history:
+            page.reload()  # named: its history is asked for once, and is the documented 404
+        assert history.value.status == 404
+        expect(page.locator(".welcome")).to_be_visible()
+        history_requests: list[str] = []
+        page.on("request", lambda request: "/chat/history/" in request.url and history_requests.append(request.url))
+        shown_again(page)
+        shown_again(page)
+        assert history_requests == []
+
+        # A message from elsewhere moves the chat's updated_at: its history is read again.
+        greeting = {"message": "hi", "chat_id": chat_id, "session_id": chat_id}
+        assert client.post("/chat/", json=greeting).status_code == 200
+        shown_again(page)
+        expect(page.locator(".message.user")).to_have_text(["hi"])
+        assert history_requests
+
+
 def test_a_second_tab_sees_the_first_tabs_answers_chats_and_documents(tabs, web, tmp_path):
     first, second = tabs
     chat_id = open_new_chat(first, web.url)

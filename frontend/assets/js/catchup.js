@@ -2,10 +2,14 @@
 
 export const UNTITLED = "New chat"; // the title POST /chats gives
 
-// A chat as POST /chats made it, never renamed nor asked in: its list entry still has its first timestamp
-// (a message or a rename moves updated_at, docs/api.md), so its history would be the documented 404.
-export function isUnused(chat) {
-  return chat.title === UNTITLED && chat.updated_at === chat.created_at;
+// Whether the chat's history is known to be empty, so asking for it would only be the documented 404 (which the
+// browser's console shows as an error): a chat as POST /chats made it, never renamed nor asked in (its list
+// entry still has its first timestamp), or one whose history was found empty when its updated_at was what it
+// still is (`emptyAt`: chat id → that updated_at). A message added moves updated_at (docs/api.md), so a chat
+// asked in since is read again.
+export function hasNoHistory(chat, emptyAt) {
+  const unused = chat.title === UNTITLED && chat.updated_at === chat.created_at;
+  return unused || emptyAt.get(chat.id) === chat.updated_at;
 }
 
 // An error from a chat's own route that can mean the chat no longer exists. The documents list says so for sure;

@@ -1,6 +1,6 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
-import { isUnused, mayMeanChatGone, ownKey, reconcile } from "./catchup.js";
+import { hasNoHistory, mayMeanChatGone, ownKey, reconcile } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -178,6 +178,7 @@ export class Conversation {
     this.shownIds = null;
     this.own = [];
     this.draws = 0; // each time this tab redraws the conversation itself: a refresh read before one is stale
+    this.emptyAt = new Map(); // chat id → its updated_at when its history was found empty (hasNoHistory)
     this.onAsked = onAsked;
     this.pendingDocuments = pendingDocuments;
     this.onAddDocuments = onAddDocuments;
@@ -239,9 +240,12 @@ export class Conversation {
     this.scrollToEnd();
   }
 
-  // A chat that was never used has no history to ask for (the request would be a 404 in the browser's console).
-  stored(chat) {
-    return isUnused(chat) ? Promise.resolve([]) : api.history(chat.session_id);
+  // A chat's stored messages; none asked for when it is known to have none (catchup.js).
+  async stored(chat) {
+    if (hasNoHistory(chat, this.emptyAt)) return [];
+    const messages = await api.history(chat.session_id);
+    if (messages.length === 0) this.emptyAt.set(chat.id, chat.updated_at);
+    return messages;
   }
 
   // Catching up with changes made elsewhere: the conversation is drawn again only when its stored messages are not
@@ -398,6 +402,7 @@ export class Conversation {
       }
     }
     this.draws += 1;
+    this.emptyAt.set(this.chat.id, this.chat.updated_at);
     this.shownIds = new Set();
     this.own = [];
     this.log.replaceChildren();
