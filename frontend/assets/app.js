@@ -1,10 +1,13 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
-// (#chat=ID), so a reload comes back to it and Back returns to the chat before.
+// (#chat=ID), so a reload comes back to it and Back returns to the chat before. Other tabs' changes are caught up
+// with (js/tabs.js).
 import { api } from "./js/api.js";
+import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
 import { DocumentsPanel } from "./js/documents.js";
 import { $, showNotice } from "./js/dom.js";
+import { TabSync } from "./js/tabs.js";
 
 const layout = $("layout");
 const question = $("question");
@@ -42,7 +45,60 @@ function loadChats() {
   chats.load(chatInUrl()).catch((error) => conversation.showLoadError(error, loadChats));
 }
 
+// The list, then the open chat's documents (whose listing says whether the chat is gone), then its conversation.
+// Best effort: on a failure what is shown stays, and the next focus or announcement tries again.
+const catchUp = oneAtATime(async () => {
+  if (!chats.current) return; // still loading: what loads is current
+  try {
+    await chats.sync();
+    await documents.refresh();
+    await conversation.refresh();
+  } catch {
+    // kept as it was
+  }
+});
+const tabs = new TabSync(catchUp);
+const announce = () => tabs.announce();
+
+// A question or a file refused with a 404 or 410 before this tab knew its chat was deleted: catching up tells
+// whether the chat is really gone, and its notice then says what was not sent.
+const refusedIn = new Map(); // chat id → {question, files}
+
+function refusedAsGone(chatId, { question: asked, file }) {
+  const refused = refusedIn.get(chatId) || { question: null, files: [] };
+  if (asked) refused.question = asked;
+  if (file) refused.files.push(file);
+  refusedIn.set(chatId, refused);
+  catchUp();
+}
+
+// The question goes back in the box (unless something else is being typed there): nothing typed is lost.
+function notSent({ question: asked, files }) {
+  const sentences = files.map((name) => `“${name}” was not added.`);
+  if (asked && !question.value.trim()) {
+    question.value = asked;
+    composerChanged();
+    sentences.push("Your question was not sent: it is back in the question box.");
+  } else if (asked) sentences.push(`Your question “${asked}” was not sent.`);
+  return sentences;
+}
+
+// Said once, when the open chat's routes first answer that it is gone; the chat list then leaves it.
+function chatDeletedElsewhere(chatId) {
+  const chat = chats.chats.find((listed) => listed.id === chatId);
+  if (!chat || chats.deleting.has(chatId)) return;
+  conversation.forget(chatId);
+  documents.forget(chatId);
+  const refused = refusedIn.has(chatId) ? notSent(refusedIn.get(chatId)) : [];
+  refusedIn.delete(chatId);
+  showNotice([`“${chat.title}” was deleted in another tab or window, so it is no longer open here.`, ...refused]
+    .join(" "));
+  chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));
+}
+
 const conversation = new Conversation({
+  onChanged: announce,
+  onRefusedAsGone: (chatId, asked) => refusedAsGone(chatId, { question: asked }),
   onAsked: (text) => chats.noteQuestion(text),
   pendingDocuments: () => documents.pendingNames(),
   // The panel shows each file's progress; on a wide screen it is open already, so the button opens the picker.
@@ -53,6 +109,9 @@ const conversation = new Conversation({
 });
 
 const documents = new DocumentsPanel({
+  onChanged: announce,
+  onChatGone: chatDeletedElsewhere,
+  onRefusedAsGone: (chatId, name) => refusedAsGone(chatId, { file: name }),
   onChange: (count) => {
     $("document-count").textContent = String(count);
     conversation.setDocumentCount(count);
@@ -65,6 +124,8 @@ function showTitle(chat) {
 }
 
 const chats = new ChatList({
+  onChanged: announce,
+  onChatMaybeGone: catchUp,
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
   onRenamed: showTitle,

@@ -1,18 +1,23 @@
-// The chat list: create, select, rename (inline), delete (confirmed).
+// The chat list: create, select, rename (inline), delete (confirmed), and catch up with other tabs' changes.
 import { api } from "./api.js";
+import { UNTITLED, mayMeanChatGone } from "./catchup.js";
 import { $, confirmAction, el, icon } from "./dom.js";
 
-const UNTITLED = "New chat";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onReselect, onRenamed, onError }) {
+  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone }) {
     this.chats = [];
     this.currentId = null;
+    this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
+    this.renaming = false;
+    this.deleting = new Set(); // ids being deleted here: a 404 that a catch-up meanwhile meets is no news
     this.onSelect = onSelect;
     this.onReselect = onReselect;
     this.onRenamed = onRenamed;
     this.onError = onError;
+    this.onChanged = onChanged;
+    this.onChatMaybeGone = onChatMaybeGone;
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
   }
@@ -28,10 +33,50 @@ export class ChatList {
     this.select(chosen.id);
   }
 
+  // The server's list, as other tabs or clients left it. The chats shown keep their objects (the conversation
+  // holds the open one); the open chat stays even when unlisted (a chat with only a conversation is not listed):
+  // only its own routes can say it is gone (leave). Nothing is drawn again when nothing changed, nor while a
+  // title is being edited.
+  async sync() {
+    const edits = this.edits;
+    const listed = (await api.listChats()).chats;
+    if (edits !== this.edits) return;
+    const before = this.signature();
+    const shown = new Map(this.chats.map((chat) => [chat.id, chat]));
+    const current = this.current;
+    const title = current?.title;
+    const chats = listed.map((chat) => Object.assign(shown.get(chat.id) || {}, chat));
+    if (current && !chats.includes(current)) {
+      chats.splice(Math.min(this.chats.indexOf(current), chats.length), 0, current);
+    }
+    this.chats = chats;
+    if (current && current.title !== title) this.onRenamed(current);
+    if (this.signature() !== before && !this.renaming) this.render();
+  }
+
+  signature() {
+    return JSON.stringify(this.chats.map((chat) => [chat.id, chat.title]));
+  }
+
+  // A chat deleted elsewhere: gone from the list; when it was open, the next one opens (a new one if none is left).
+  async leave(chatId) {
+    this.edits += 1;
+    this.chats = this.chats.filter((chat) => chat.id !== chatId);
+    if (chatId !== this.currentId) {
+      this.render();
+      return;
+    }
+    this.currentId = null;
+    if (this.chats.length === 0) this.chats = [await api.createChat()];
+    this.select(this.chats[0].id);
+  }
+
   async create() {
+    this.edits += 1;
     try {
       const chat = await api.createChat();
       this.chats.unshift(chat);
+      this.onChanged();
       this.select(chat.id);
       $("question").focus();
     } catch (error) {
@@ -54,17 +99,27 @@ export class ChatList {
   async noteQuestion(question) {
     const chat = this.current;
     if (!chat) return;
+    this.edits += 1;
+    chat.updated_at = Date.now() / 1000; // asked in: no longer unused (catchup.js), its history is read again
     this.chats = [chat, ...this.chats.filter((other) => other !== chat)];
     this.render();
-    if (chat.title === UNTITLED) await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60));
+    if (chat.title === UNTITLED) {
+      await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60), { asking: true });
+    }
   }
 
-  async rename(chat, title) {
+  async rename(chat, title, { asking = false } = {}) {
+    this.edits += 1;
     try {
       Object.assign(chat, await api.renameChat(chat.id, title));
+      this.onChanged();
     } catch (error) {
-      this.onError(error);
+      // Deleted elsewhere, most likely: catching up says so (and leaves it) if it is. The question being asked
+      // is refused too, and says so with what was not sent.
+      if (!mayMeanChatGone(error)) this.onError(error);
+      else if (!asking) this.onChatMaybeGone();
     }
+    this.renaming = false;
     this.render();
     if (chat.id === this.currentId) this.onRenamed(chat);
   }
@@ -78,16 +133,24 @@ export class ChatList {
       `Delete “${chat.title}”? Its documents and conversation are removed from Axiom. This cannot be undone.`,
     );
     if (!confirmed) return;
+    this.edits += 1;
+    this.deleting.add(chat.id);
     try {
       await api.deleteChat(chat.id);
     } catch (error) {
-      this.onError(error);
-      return;
+      // Deleted elsewhere meanwhile: it is gone all the same.
+      if (!mayMeanChatGone(error)) {
+        this.deleting.delete(chat.id);
+        this.onError(error);
+        return;
+      }
     }
     this.chats = this.chats.filter((other) => other.id !== chat.id);
     if (this.chats.length === 0) this.chats = [await api.createChat()];
     if (chat.id === this.currentId) this.select(this.chats[0].id);
     else this.render();
+    this.deleting.delete(chat.id);
+    this.onChanged(); // after the new chat, so another tab left empty opens it rather than making its own
   }
 
   startRename(item, chat) {
@@ -101,6 +164,7 @@ export class ChatList {
       const title = input.value.trim();
       if (save && title && title !== chat.title) this.rename(chat, title).then(() => this.focusChat(chat));
       else {
+        this.renaming = false;
         this.render();
         this.focusChat(chat);
       }
@@ -113,6 +177,7 @@ export class ChatList {
       }
     });
     input.addEventListener("blur", () => finish(true));
+    this.renaming = true;
     item.replaceChildren(input);
     input.focus();
     input.select();

@@ -1,5 +1,6 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
+import { hasNoHistory, mayMeanChatGone, ownKey, reconcile } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -135,7 +136,8 @@ class AnswerView {
     this.end();
     this.node.classList.add("failed");
     this.node.setAttribute("role", "alert");
-    const title = ERROR_TITLES[error.code] || "Something went wrong.";
+    const title = ERROR_TITLES[error.code]
+      || (mayMeanChatGone(error) ? "This chat is no longer there." : "Something went wrong.");
     this.footer.append(
       el("p", { class: "error-title" }, title),
       el("p", { class: "error-message" }, error.message),
@@ -167,13 +169,21 @@ class Run {
 }
 
 export class Conversation {
-  constructor({ onAsked, pendingDocuments, onAddDocuments }) {
+  constructor({ onAsked, pendingDocuments, onAddDocuments, onChanged, onRefusedAsGone }) {
     this.chat = null;
     this.documentCount = 0;
     this.runs = new Map(); // chat id → its Run
+    // What the open chat shows of its stored conversation (null while it loads): the ids of the stored messages
+    // drawn, and the ownKey of each message asked or answered here since (drawn, but without its id).
+    this.shownIds = null;
+    this.own = [];
+    this.draws = 0; // each time this tab redraws the conversation itself: a refresh read before one is stale
+    this.emptyAt = new Map(); // chat id → its updated_at when its history was found empty (hasNoHistory)
     this.onAsked = onAsked;
     this.pendingDocuments = pendingDocuments;
     this.onAddDocuments = onAddDocuments;
+    this.onChanged = onChanged;
+    this.onRefusedAsGone = onRefusedAsGone;
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
@@ -207,11 +217,13 @@ export class Conversation {
 
   async show(chat) {
     this.chat = chat;
+    this.draws += 1;
+    this.shownIds = null;
     this.showRunning();
     this.log.replaceChildren(el("p", { class: "loading" }, "Loading the conversation…"));
     let messages;
     try {
-      messages = await api.history(chat.session_id);
+      messages = await this.stored(chat);
     } catch (error) {
       if (this.chat !== chat) return;
       this.log.replaceChildren();
@@ -219,11 +231,45 @@ export class Conversation {
       return;
     }
     if (this.chat !== chat) return;
+    this.shownIds = new Set(messages.map((message) => message.id));
+    this.own = [];
     this.log.replaceChildren(...messages.map((message) => this.storedMessage(message)));
     const run = this.runs.get(chat.id);
     if (run) this.log.append(...run.nodes);
     this.renderWelcome();
     this.scrollToEnd();
+  }
+
+  // A chat's stored messages; none asked for when it is known to have none (catchup.js).
+  async stored(chat) {
+    if (hasNoHistory(chat, this.emptyAt)) return [];
+    const messages = await api.history(chat.session_id);
+    if (messages.length === 0) this.emptyAt.set(chat.id, chat.updated_at);
+    return messages;
+  }
+
+  // Catching up with changes made elsewhere: the conversation is drawn again only when its stored messages are not
+  // what is shown (another tab's answer, a conversation cleared elsewhere), never while an answer streams here; a
+  // reader scrolled up stays where they were. Errors are the caller's: what is shown stays.
+  async refresh() {
+    const [chat, draws] = [this.chat, this.draws];
+    if (!chat || this.busy || this.shownIds === null) return;
+    const messages = await this.stored(chat);
+    if (this.chat !== chat || this.draws !== draws || this.busy) return;
+    const { changed, own } = reconcile(messages, this.shownIds, this.own);
+    this.shownIds = new Set(messages.map((message) => message.id));
+    this.own = own;
+    if (!changed) return;
+    const { scrollTop } = this.log;
+    this.log.replaceChildren(...messages.map((message) => this.storedMessage(message)));
+    this.renderWelcome();
+    if (this.atEnd) this.scrollToEnd();
+    else this.log.scrollTop = scrollTop;
+  }
+
+  // A chat deleted elsewhere: an answer still streaming into it stops (it could not be kept).
+  forget(chatId) {
+    this.runs.get(chatId)?.controller.abort();
   }
 
   // When the list of chats could not be loaded there is no conversation to show: say so, with a way out.
@@ -288,6 +334,7 @@ export class Conversation {
     this.onAsked(question);
     const unsearched = this.pendingDocuments();
     let ended = false;
+    let answer = null;
     try {
       await api.streamAnswer(chat.id, question, chat.session_id, run.controller.signal, (type, data) => {
         if (type === "status") view.status(data.message);
@@ -296,6 +343,7 @@ export class Conversation {
         else if (type === "sources") view.sources = data.sources;
         else if (type === "evidence") view.showEvidence(data.text);
         else if (type === "done") {
+          answer = data.answer;
           view.finish(data);
           if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched);
           ended = true;
@@ -315,10 +363,16 @@ export class Conversation {
           view.node.remove();
           this.ask(question);
         });
+        if (mayMeanChatGone(error)) this.onRefusedAsGone(chat.id, question);
       }
     } finally {
       this.runs.delete(chat.id);
-      if (this.chat === chat) this.showRunning();
+      if (this.chat === chat) {
+        this.own.push(ownKey("user", question));
+        if (answer !== null) this.own.push(ownKey("assistant", answer));
+        this.showRunning();
+      }
+      this.onChanged();
     }
   }
 
@@ -347,8 +401,13 @@ export class Conversation {
         return;
       }
     }
+    this.draws += 1;
+    this.emptyAt.set(this.chat.id, this.chat.updated_at);
+    this.shownIds = new Set();
+    this.own = [];
     this.log.replaceChildren();
     this.renderWelcome();
+    this.onChanged();
   }
 
   scrollToEnd() {

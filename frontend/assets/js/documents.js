@@ -1,5 +1,6 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api } from "./api.js";
+import { mayMeanChatGone } from "./catchup.js";
 import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
 
 const POLL_MS = 1000;
@@ -43,10 +44,16 @@ class UploadRow {
 }
 
 export class DocumentsPanel {
-  constructor({ onChange }) {
+  constructor({ onChange, onChanged, onChatGone, onRefusedAsGone }) {
     this.chatId = null;
     this.jobs = []; // the open chat's background jobs, as last listed
+    this.shown = null; // the open chat's listing as drawn (JSON), so an unchanged one is not drawn again
+    this.listings = 0; // listings asked for: only the latest one asked is drawn
     this.onChange = onChange;
+    this.onChanged = onChanged;
+    this.onChatGone = onChatGone;
+    this.onRefusedAsGone = onRefusedAsGone;
+    this.goneChats = new Set(); // deleted elsewhere: files still queued for them are not sent
     this.queue = Promise.resolve();
     this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
     this.pollTimer = null;
@@ -68,26 +75,43 @@ export class DocumentsPanel {
     this.uploads.replaceChildren(...(this.rowsByChat.get(chatId) || []).map((row) => row.node));
     this.list.replaceChildren();
     this.jobs = [];
+    this.shown = null;
     this.onChange(0);
     await this.refresh();
   }
 
+  // The listing is what says for sure that a chat is gone (deleted elsewhere): onChatGone. Any other failure is
+  // shown in place of a list not shown yet; a list already shown stays as it was.
   async refresh() {
-    const chatId = this.chatId;
+    const [chatId, asked] = [this.chatId, ++this.listings];
     let listing;
     try {
       listing = await api.listDocuments(chatId);
     } catch (error) {
-      if (chatId === this.chatId) this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      if (asked !== this.listings) return;
+      if (mayMeanChatGone(error)) this.onChatGone(chatId);
+      else if (this.shown === null) {
+        this.list.replaceChildren(el("li", { class: "error", role: "alert" }, error.message));
+      }
       return;
     }
-    if (chatId !== this.chatId) return;
+    if (asked !== this.listings) return;
     this.jobs = listing.jobs;
-    this.render(listing);
-    this.onChange(listing.documents.length);
+    const shown = JSON.stringify(listing);
+    if (shown !== this.shown) {
+      this.shown = shown;
+      this.render(listing);
+      this.onChange(listing.documents.length);
+    }
     // Jobs started before a reload, or by someone else: follow them until they finish (one timer at a time).
     clearTimeout(this.pollTimer);
     if (listing.jobs.length > 0) this.pollTimer = setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
+  }
+
+  // A chat deleted elsewhere: its uploads are not shown again.
+  forget(chatId) {
+    this.rowsByChat.delete(chatId);
+    this.goneChats.add(chatId);
   }
 
   // The names of the open chat's files not indexed yet (uploading, being read or indexed in the background):
@@ -137,6 +161,7 @@ export class DocumentsPanel {
   }
 
   async upload(chatId, file, row) {
+    if (this.goneChats.has(chatId)) return;
     row.show("uploading", "Uploading… 0%", 0);
     try {
       const body = await api.upload(chatId, file, (percent) => {
@@ -152,7 +177,9 @@ export class DocumentsPanel {
       }
     } catch (error) {
       row.show("failed", error.message);
+      if (mayMeanChatGone(error)) this.onRefusedAsGone(chatId, file.name);
     }
+    this.onChanged();
     if (chatId === this.chatId) await this.refresh();
   }
 
@@ -188,6 +215,7 @@ export class DocumentsPanel {
       showNotice(error.message);
       return;
     }
+    this.onChanged();
     if (chatId === this.chatId) await this.refresh();
   }
 
@@ -199,6 +227,7 @@ export class DocumentsPanel {
       showNotice(error.message);
       return;
     }
+    this.onChanged();
     await this.refresh();
   }
 }
