@@ -91,9 +91,26 @@ class Chats:
         ]
         return sorted(chats, key=lambda chat: chat.updated_at, reverse=True)
 
-    def create(self, title: str | None, user: User | None = None) -> Chat:
+    def create(self, title: str | None, user: User | None = None, *, chat_id: str | None = None) -> Chat:
+        """A new chat, under a new id or ``chat_id``: then also a deleted chat's (the way to use its id again).
+        Raises Conflict while a chat of that id exists, NotFound when it is (or was, deleted) another user's."""
         title = _valid_title(DEFAULT_TITLE if title is None else title)
-        return _named(self._store.create(title, owner=user.user_id if user else None), 0)
+        owner = user.user_id if user else None
+        if chat_id is None:
+            return _named(self._store.create(title, owner=owner), 0)
+        exists = self._record_reachable(chat_id, user) is not None if user else self._exists(chat_id)
+        deleted = self._store.deleted(chat_id)
+        if user is not None and deleted is not None and deleted.owner != user.user_id:
+            raise _not_found(chat_id)
+        record = None if exists else self._store.create(title, owner=owner, chat_id=chat_id)
+        if record is None:
+            raise Conflict(
+                f"A chat with the id {chat_id} exists already: delete it first, or choose another id.",
+                chat_id=chat_id,
+            )
+        if deleted is not None:
+            self._store.forget_deletion(chat_id)
+        return _named(record, 0)
 
     def reachable(self, chat_id: str, user: User | None) -> str:
         """``chat_id`` when ``user`` may use it: theirs, or one that does not exist (the route then answers 404
@@ -168,12 +185,12 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        exists = (
-            contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)
-        )
-        if not exists:
+        if not (contents.documents or contents.jobs or self._exists(chat_id)):
             raise _not_found(chat_id)
         return contents
+
+    def _exists(self, chat_id: str) -> bool:
+        return self._store.get(chat_id) is not None or self._holds_anything(chat_id)
 
     def _holds_anything(self, chat_id: str) -> bool:
         """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""

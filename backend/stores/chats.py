@@ -47,12 +47,19 @@ class ChatStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def create(self, title: str, *, owner: str | None = None) -> ChatRecord:
+    def create(self, title: str, *, owner: str | None = None, chat_id: str | None = None) -> ChatRecord | None:
+        """Under a new random id, or ``chat_id``: None if a record of that id exists (nothing is written)."""
         now = time.time()
-        record = ChatRecord(id=uuid.uuid4().hex, title=title, created_at=now, updated_at=now, owner=owner)
+        record = ChatRecord(
+            id=uuid.uuid4().hex if chat_id is None else _chat(chat_id), title=title, created_at=now, updated_at=now,
+            owner=owner,
+        )
         with self._engine.begin() as db:
-            db.execute(chats.insert().values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner))
-        return record
+            made = db.execute(
+                upsert_insert(db, chats).values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner)
+                .on_conflict_do_nothing(index_elements=[chats.c.id])
+            ).rowcount
+        return record if made else None
 
     def claim(self, chat_id: str, owner: str, *, title: str) -> ChatRecord:
         """The chat's record, made for ``owner`` if it had none, or given to ``owner`` if it had no owner; a

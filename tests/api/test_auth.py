@@ -288,6 +288,11 @@ def test_a_deleted_chat_is_410_for_its_owner_and_404_for_everyone_else(alice, bo
     assert taken["message"] == f"Chat {chat} was not found."
     assert_error(bob.post("/chat/", json={"message": "hello", "chat_id": chat}), 404, "NOT_FOUND", chat_id=chat)
     assert chat not in chat_ids(alice) | chat_ids(bob)
+    # Made again on purpose, by its owner only.
+    assert_error(bob.post("/chats", json={"id": chat}), 404, "NOT_FOUND", chat_id=chat)
+    assert alice.post("/chats", json={"id": chat, "title": "Back"}).status_code == 201
+    assert upload(alice, chat, NOTES).status_code == 200
+    assert_error(bob.post("/chats", json={"id": chat}), 404, "NOT_FOUND", chat_id=chat)
 
 
 def test_a_chat_made_while_keys_were_off_is_nobodys_and_cannot_be_claimed(server, alice):

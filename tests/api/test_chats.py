@@ -221,6 +221,35 @@ def test_a_question_naming_no_chat_makes_the_deleted_default_chat_again(client):
     assert upload(client, "default", NOTES).status_code == 200
 
 
+def test_a_deleted_chats_id_is_used_again_by_creating_the_chat_under_it(client):
+    """A client that keeps its chats under ids of its own (say a script that starts "demo" over) makes the chat
+    again on purpose; then uploads and questions go in as before."""
+    assert upload(client, "started-over", NOTES).status_code == 200
+    assert client.delete("/chats/started-over").status_code == 200
+
+    made = client.post("/chats", json={"id": "started-over", "title": "Second go"})
+    assert made.status_code == 201, made.text
+    assert made.json() | {"created_at": 0, "updated_at": 0} == {
+        "id": "started-over", "title": "Second go", "session_id": "started-over", "document_count": 0,
+        "created_at": 0, "updated_at": 0,
+    }
+    assert upload(client, "started-over", OTHER_NOTES).status_code == 200
+    assert document_names(client, "started-over") == [OTHER_NOTES[0]]
+    greet(client, "started-over")
+    assert listed_by_id(client)["started-over"]["title"] == "Second go"
+
+
+def test_a_chat_is_not_created_under_the_id_of_one_that_exists(client):
+    named = create(client, title="Named")["id"]
+    assert upload(client, "with-documents", NOTES).status_code == 200
+    greet(client, "with-a-conversation")
+    for chat_id in (named, "with-documents", "with-a-conversation"):
+        assert_error(client.post("/chats", json={"id": chat_id}), 409, "CONFLICT", chat_id=chat_id)
+    assert listed_by_id(client)[named]["title"] == "Named"
+    assert document_names(client, "with-documents") == [NOTES[0]]
+    assert_error(client.post("/chats", json={"id": "not an id"}), 400, "VALIDATION_ERROR", field="id")
+
+
 def test_a_deleted_chat_that_axiom_ingest_filled_again_takes_uploads(client, server):
     """`axiom ingest --chat` (the stores directly, as an operator) may put documents in a deleted chat's id on
     purpose: it is a chat again, and the API treats it as one."""
