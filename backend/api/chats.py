@@ -98,7 +98,10 @@ class Chats:
         owner = user.user_id if user else None
         if chat_id is None:
             return _named(self._store.create(title, owner=owner), 0)
-        exists = self._record_reachable(chat_id, user) is not None if user else self._exists(chat_id)
+        if user is not None:
+            exists = self._record_reachable(chat_id, user) is not None
+        else:
+            exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
         deleted = self._store.deleted(chat_id)
         if user is not None and deleted is not None and deleted.owner != user.user_id:
             raise _not_found(chat_id)
@@ -172,7 +175,7 @@ class Chats:
         if user is not None and deleted.owner != user.user_id:
             raise _not_found(chat_id)
         if default or self._holds_anything(chat_id):
-            # Made again on purpose: the default chat, or by `axiom ingest`. Its id is like any other now.
+            # Made again on purpose: the default chat, or by the command line. Its id is like any other now.
             self._store.forget_deletion(chat_id)
             return
         name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
@@ -185,12 +188,12 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        if not (contents.documents or contents.jobs or self._exists(chat_id)):
+        exists = (
+            contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)
+        )
+        if not exists:
             raise _not_found(chat_id)
         return contents
-
-    def _exists(self, chat_id: str) -> bool:
-        return self._store.get(chat_id) is not None or self._holds_anything(chat_id)
 
     def _holds_anything(self, chat_id: str) -> bool:
         """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""
