@@ -75,6 +75,14 @@ class Conflict(AxiomError):
     status = 409
 
 
+class ChatWasDeleted(AxiomError):
+    """An upload or a question sent to a chat that was deleted (from a browser tab still showing it): the chat is
+    not made again around the new file or message; the client should forget the chat and use another."""
+
+    code = "CHAT_DELETED"
+    status = 410
+
+
 class FileTooLarge(AxiomError):
     code = "FILE_TOO_LARGE"
     status = 413

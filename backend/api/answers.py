@@ -119,20 +119,22 @@ class Answerer:
         self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None
     ) -> Question:
         """``chat_id`` None: the asker's default chat. Raises ValidationFailed (400), ServerBusy (503),
-        SessionOfAnotherChat or NotFound for another user's chat (404) before anything runs or is saved (only a new
-        session's binding to its chat, and a new chat's owner, are)."""
+        SessionOfAnotherChat or NotFound for another user's chat (404), ChatWasDeleted (410) before anything runs or
+        is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
+        makes no chat)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
             raise ValidationFailed(f"Invalid message: {problem}.", field="message", max_chars=self._max_chars)
+        default = chat_id is None
         chat_id = validate_id(chat_id or self._default_chat(user), field="chat_id")
         if session_id is not None:
             validate_id(session_id, field="session_id")
         self._ensure_room()
-        self._chats.claim(chat_id, user)
-        return Question(
-            message=text, chat_id=chat_id, session_id=self._conversations.session_for(chat_id, session_id)
-        )
+        self._chats.usable(chat_id, user, default=default)
+        session_id = self._conversations.session_for(chat_id, session_id)
+        self._chats.claim(chat_id, user, default=default)
+        return Question(message=text, chat_id=chat_id, session_id=session_id)
 
     def _default_chat(self, user: User | None) -> str:
         """The chat a question goes to when it names none. With keys on each user has their own, so one user's

@@ -78,7 +78,7 @@ def create_app(
             default_chat_id=api_settings.default_chat_id,
         )
         app.state.uploads = DocumentUploads(
-            built.ingestion, jobs, UploadBudget(api_settings.upload_budget_bytes),
+            built.ingestion, jobs, app.state.chats, UploadBudget(api_settings.upload_budget_bytes),
             background_chars=api_settings.background_ingest_chars,
             patience=Patience(api_settings.inline_read_seconds),
         )

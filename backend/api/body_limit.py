@@ -15,6 +15,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.api.multipart import readable_size
 from backend.errors import PayloadTooLarge
 
 
@@ -68,7 +69,8 @@ class BodyLimit:
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         error = PayloadTooLarge(
-            f"The request body is larger than the limit of {self._max_bytes} bytes.", limit_bytes=self._max_bytes
+            f"The request body is larger than the limit of {readable_size(self._max_bytes)}.",
+            limit_bytes=self._max_bytes,
         )
         # The rest of the body is never read: the server closes the connection after this answer.
         await JSONResponse(error.to_body(), status_code=error.status, headers={"Connection": "close"})(

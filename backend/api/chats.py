@@ -4,20 +4,26 @@ A chat needs no record to exist: uploading or asking in it is enough (ADR-007). 
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
 chat's conversation in the history session of the same id; every session asked in a chat belongs to it
 (backend/conversations.py), so deleting a chat clears them all. A chat exists while it has any of these — a name,
-documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404 until
-something is uploaded or asked in it again.
+documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404. It is
+not made again by an upload or a question sent to its id (from a browser tab still showing it, say): those answer
+410 CHAT_DELETED, so the new file or message does not become a chat of its own that the user thought was the old
+one. A deleted chat is told from an id never used by the note its deletion leaves (backend/stores/chats.py). Only
+a question that names no chat, which goes to the default chat, makes a deleted default chat again.
 
 With API keys on (backend/api/auth.py) a chat belongs to the user who made it, or who first uploaded or asked in
 it (its record says so). For anyone else it does not exist: every route naming it, its documents, jobs or
 sessions answers 404 as for a chat never made, so ids cannot be probed; the list shows a user their own chats
-only. Chats made while keys were off have no owner, so nobody reaches them with keys on.
+only. Chats made while keys were off have no owner, so nobody reaches them with keys on. A deleted chat stays its
+owner's: for anyone else an upload or a question to its id is the 404 of another user's chat.
+A request that fails makes no chat: the chat is claimed only once what the request would store has passed every
+check (the question's session, the upload's files).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from backend.errors import Conflict, NotFound, ValidationFailed
+from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
 from backend.stores.chats import ChatRecord, ChatStore
@@ -85,9 +91,29 @@ class Chats:
         ]
         return sorted(chats, key=lambda chat: chat.updated_at, reverse=True)
 
-    def create(self, title: str | None, user: User | None = None) -> Chat:
+    def create(self, title: str | None, user: User | None = None, *, chat_id: str | None = None) -> Chat:
+        """A new chat, under a new id or ``chat_id``: then also a deleted chat's (the way to use its id again).
+        Raises Conflict while a chat of that id exists, NotFound when it is (or was, deleted) another user's."""
         title = _valid_title(DEFAULT_TITLE if title is None else title)
-        return _named(self._store.create(title, owner=user.user_id if user else None), 0)
+        owner = user.user_id if user else None
+        if chat_id is None:
+            return _named(self._store.create(title, owner=owner), 0)
+        if user is not None:
+            exists = self._record_reachable(chat_id, user) is not None
+        else:
+            exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
+        deleted = self._store.deleted(chat_id)
+        if user is not None and deleted is not None and deleted.owner != user.user_id:
+            raise _not_found(chat_id)
+        record = None if exists else self._store.create(title, owner=owner, chat_id=chat_id)
+        if record is None:
+            raise Conflict(
+                f"A chat with the id {chat_id} exists already: delete it first, or choose another id.",
+                chat_id=chat_id,
+            )
+        if deleted is not None:
+            self._store.forget_deletion(chat_id)
+        return _named(record, 0)
 
     def reachable(self, chat_id: str, user: User | None) -> str:
         """``chat_id`` when ``user`` may use it: theirs, or one that does not exist (the route then answers 404
@@ -95,6 +121,16 @@ class Chats:
         exist."""
         if user is not None:
             self._record_reachable(chat_id, user)
+        return chat_id
+
+    def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> str:
+        """``chat_id`` when ``user`` may store something in it (an upload, a question): reachable, and not
+        deleted — ChatWasDeleted (410) otherwise, or for another user's deleted chat NotFound. Checks only: the
+        chat is made by ``claim`` once what is to be stored in it has passed its own checks. ``default``: the
+        chat a question naming none goes to, made again even after it was deleted."""
+        record = self._record_reachable(chat_id, user) if user is not None else None
+        if record is None:
+            self._refuse_if_deleted(chat_id, user, default=default)
         return chat_id
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
@@ -108,14 +144,16 @@ class Chats:
                 raise session_not_found(session_id) from None
         return session_id
 
-    def claim(self, chat_id: str, user: User | None) -> None:
-        """Makes a chat that does not exist yet ``user``'s, before anything is stored in it (an upload, a question);
-        raises NotFound for another user's chat."""
+    def claim(self, chat_id: str, user: User | None, *, default: bool = False) -> None:
+        """Makes a chat that does not exist yet ``user``'s, just before something is stored in it (an upload, a
+        question); raises as ``usable`` does (checked again: the chat may have been deleted or claimed since)."""
         if user is None:
+            self._refuse_if_deleted(chat_id, None, default=default)
             return
-        # One read for a chat in use; a write only for a chat that has no record yet.
+        # One read for a chat in use; more only for a chat that has no record yet.
         if self._record_reachable(chat_id, user) is not None:
             return
+        self._refuse_if_deleted(chat_id, user, default=default)
         if self._store.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
             raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
 
@@ -127,6 +165,25 @@ class Chats:
         if not mine_or_free:
             raise _not_found(chat_id)
         return record
+
+    def _refuse_if_deleted(self, chat_id: str, user: User | None, *, default: bool) -> None:
+        """For a chat without a record: raises ChatWasDeleted if it was deleted and is still empty (NotFound
+        when it was another user's)."""
+        deleted = self._store.deleted(chat_id)
+        if deleted is None:
+            return
+        if user is not None and deleted.owner != user.user_id:
+            raise _not_found(chat_id)
+        if default or self._holds_anything(chat_id):
+            # Made again on purpose: the default chat, or by the command line. Its id is like any other now.
+            self._store.forget_deletion(chat_id)
+            return
+        name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
+        raise ChatWasDeleted(
+            f"{name} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
+            "chats and start a new chat.",
+            chat_id=chat_id,
+        )
 
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""

@@ -5,7 +5,8 @@ declared here with the pattern and length of backend/ids.py: FastAPI enforces th
 runs, so none sees an id that could address another chat's data) and the OpenAPI document states them.
 
 With API keys on, the chat and session ids of a path are also only the user's own (backend/api/chats.py): a
-route that takes ``ChatId`` or ``SessionId`` never sees another user's chat, which is a 404 before it runs.
+route that takes ``ChatId``, ``UsableChatId`` or ``SessionId`` never sees another user's chat, which is a 404
+before it runs (and ``UsableChatId`` never a deleted chat: 410).
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def reachable_chat(chat_id: Annotated[Id, Path()], chats: ChatsDep, user: UserDe
     return chats.reachable(chat_id, user)
 
 
-def claimed_chat(chat_id: Annotated[Id, Path()], chats: ChatsDep, user: UserDep) -> str:
-    """For a route that may make the chat (an upload): it is the user's from then on."""
-    chats.claim(chat_id, user)
-    return chat_id
+def usable_chat(chat_id: Annotated[Id, Path()], chats: ChatsDep, user: UserDep) -> str:
+    """For a route that may make the chat (an upload): refused before the body is read if the chat is another
+    user's (404) or was deleted (410); the route claims it only once there is something to store in it."""
+    return chats.usable(chat_id, user)
 
 
 def reachable_document_chat(
@@ -90,7 +91,7 @@ def reachable_session(session_id: Annotated[Id, Path()], chats: ChatsDep, user: 
 
 
 ChatId = Annotated[str, Depends(reachable_chat)]
-ClaimedChatId = Annotated[str, Depends(claimed_chat)]
+UsableChatId = Annotated[str, Depends(usable_chat)]
 DocumentChatId = Annotated[str, Depends(reachable_document_chat)]
 DocId = Annotated[Id, Path(description="A document id, or the id of the background job indexing it")]
 SessionId = Annotated[str, Depends(reachable_session)]

@@ -357,6 +357,10 @@ class NewChat(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: Title | None = Field(None, description='Absent: "New chat"')
+    id: Id | None = Field(
+        None, description="Absent: a new random id. Given: the chat's id, also one of a deleted chat (which "
+        "an upload or a question does not make again: 410); 409 while a chat of that id exists",
+    )
 
 
 class ChatRename(BaseModel):

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from backend.api.chats import Chats
 from backend.api.multipart import ReceivedFile
 from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
 from backend.api.upload_budget import Reservation, UploadBudget
@@ -27,6 +28,7 @@ from backend.ingest.reader import Patience
 from backend.ingest.service import IngestionService, ReadFile
 from backend.memory import release_free_memory
 from backend.models import LoadedDocument
+from backend.stores.users import User
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +39,12 @@ class UploadOutcome:
 
 class DocumentUploads:
     def __init__(
-        self, ingestion: IngestionService, jobs: IngestJobs, budget: UploadBudget, *, background_chars: int,
-        patience: Patience,
+        self, ingestion: IngestionService, jobs: IngestJobs, chats: Chats, budget: UploadBudget, *,
+        background_chars: int, patience: Patience,
     ) -> None:
         self._ingestion = ingestion
         self._jobs = jobs
+        self._chats = chats
         self._budget = budget
         self._background_chars = background_chars
         self._patience = patience
@@ -58,10 +61,11 @@ class DocumentUploads:
             release_free_memory()  # the request's bytes and the parse results it held are garbage now
 
     def accept(
-        self, chat_id: str, files: list[ReceivedFile], *, background: bool
+        self, chat_id: str, files: list[ReceivedFile], *, background: bool, user: User | None = None
     ) -> UploadOutcome:
         """Blocking (it reads, and may index). A single file that fails raises its error, so the response carries
-        that error's status; with several files each failure is listed and the others still go in."""
+        that error's status; with several files each failure is listed and the others still go in. The chat is
+        claimed for ``user`` (backend/api/chats.py) only when a file goes in: a refused upload makes no chat."""
         failures: list[tuple[str, AxiomError]] = []
         queued: list[ReceivedFile] = []
         inline: list[ReadFile] = []
@@ -90,6 +94,8 @@ class DocumentUploads:
                 else:
                     inline_characters += characters
                     inline.append(ReadFile(received.name, received.data, document))
+        if inline or queued:
+            self._chats.claim(chat_id, user)
         results = self._ingestion.ingest_many(chat_id, inline)
         failures += [(f.filename, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)]
         if len(files) == 1 and failures:

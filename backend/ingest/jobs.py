@@ -131,8 +131,11 @@ class IngestJobs:
         job = Job.of_record(record)
         with self._lock:
             running = self._running.get(job_id)
-        # This process's own progress is fresher than what its last heartbeat wrote.
-        return replace(job, progress=running.progress) if running is not None and not job.finished else job
+        # This process's own progress is fresher than what its last heartbeat wrote (unless it is a new attempt's,
+        # still behind the recorded progress of the attempt before: what a client was shown never goes back).
+        if running is None or job.finished:
+            return job
+        return replace(job, progress=max(job.progress, running.progress))
 
     def unfinished(self, chat_id: str) -> list[Job]:
         return [Job.of_record(record) for record in self._store.unfinished(chat_id)]
@@ -226,12 +229,12 @@ class IngestJobs:
                 document_id=record.job_id, cancelled=running.cancel,
             )
         except Cancelled:
-            self._finish(record, "cancelled")
+            self._finish(record, "cancelled", progress=running.progress)
         except AxiomError as error:
-            self._finish(record, "failed", error=error.to_body())
+            self._finish(record, "failed", error=error.to_body(), progress=running.progress)
         except Exception:  # a worker must record every failure, or the job would look queued forever
             log.exception("ingestion job %s (%s) failed unexpectedly", record.job_id, record.filename)
-            self._finish(record, "failed", error=_UNEXPECTED)
+            self._finish(record, "failed", error=_UNEXPECTED, progress=running.progress)
         else:
             self._finish(record, "ready", document=document)
         finally:
@@ -254,8 +257,10 @@ class IngestJobs:
 
     def _finish(
         self, record: JobRecord, state: JobState, *, document: IngestedDocument | None = None,
-        error: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None, progress: float = 0.0,
     ) -> None:
         document_id = document.document_id if document else None
-        if not self._store.finish(record.job_id, self._worker, state, document_id=document_id, error=error):
+        if not self._store.finish(
+            record.job_id, self._worker, state, document_id=document_id, error=error, progress=progress
+        ):
             log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)

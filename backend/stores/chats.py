@@ -5,6 +5,9 @@ title. So ``rename`` is an upsert: naming a chat that so far exists only through
 
 With API keys on (AXIOM_AUTH=api-key) a record also says whose chat it is (``owner``, a user id; NULL for chats
 made with auth off): every chat a user makes or first uses gets one (``claim``), so each has an owner.
+
+Removing a record leaves a note that the chat was deleted (``schema.deleted_chats``, with its title and owner):
+what tells a deleted chat, which an upload or a question must not make again, from an id never used.
 """
 
 from __future__ import annotations
@@ -17,7 +20,15 @@ from sqlalchemy import Engine, Row, delete, select
 
 from backend.ids import validate_id
 from backend.stores.dialect import upsert_insert
-from backend.stores.schema import chats
+from backend.stores.schema import chats, deleted_chats
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedChatRecord:
+    id: str
+    title: str | None  # None: it had no record (it existed only through its documents or conversation)
+    owner: str | None
+    deleted_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +47,19 @@ class ChatStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def create(self, title: str, *, owner: str | None = None) -> ChatRecord:
+    def create(self, title: str, *, owner: str | None = None, chat_id: str | None = None) -> ChatRecord | None:
+        """Under a new random id, or ``chat_id``: None if a record of that id exists (nothing is written)."""
         now = time.time()
-        record = ChatRecord(id=uuid.uuid4().hex, title=title, created_at=now, updated_at=now, owner=owner)
+        record = ChatRecord(
+            id=uuid.uuid4().hex if chat_id is None else _chat(chat_id), title=title, created_at=now, updated_at=now,
+            owner=owner,
+        )
         with self._engine.begin() as db:
-            db.execute(chats.insert().values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner))
-        return record
+            made = db.execute(
+                upsert_insert(db, chats).values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner)
+                .on_conflict_do_nothing(index_elements=[chats.c.id])
+            ).rowcount
+        return record if made else None
 
     def claim(self, chat_id: str, owner: str, *, title: str) -> ChatRecord:
         """The chat's record, made for ``owner`` if it had none, or given to ``owner`` if it had no owner; a
@@ -90,8 +108,35 @@ class ChatStore:
         return _record(row)
 
     def remove(self, chat_id: str) -> bool:
+        """Deletes the record, if any, and notes that the chat was deleted (see ``deleted``)."""
         with self._engine.begin() as db:
-            return db.execute(delete(chats).where(chats.c.id == _chat(chat_id))).rowcount > 0
+            removed = db.execute(
+                delete(chats).where(chats.c.id == _chat(chat_id)).returning(chats.c.title, chats.c.owner)
+            ).one_or_none()
+            title, owner = removed if removed is not None else (None, None)
+            note = upsert_insert(db, deleted_chats).values(
+                chat_id=chat_id, title=title, owner=owner, deleted_at=time.time()
+            )
+            db.execute(note.on_conflict_do_update(
+                index_elements=[deleted_chats.c.chat_id],
+                set_={name: note.excluded[name] for name in ("title", "owner", "deleted_at")},
+            ))
+        return removed is not None
+
+    def deleted(self, chat_id: str) -> DeletedChatRecord | None:
+        """The note that the chat was deleted, if it ever was (and the note was not forgotten since)."""
+        with self._engine.connect() as db:
+            row = db.execute(
+                select(deleted_chats.c.chat_id.label("id"), deleted_chats.c.title, deleted_chats.c.owner,
+                       deleted_chats.c.deleted_at)
+                .where(deleted_chats.c.chat_id == _chat(chat_id))
+            ).one_or_none()
+        return DeletedChatRecord(**row._mapping) if row else None
+
+    def forget_deletion(self, chat_id: str) -> None:
+        """For a deleted chat that is in use again (made on purpose): an id like any other from now on."""
+        with self._engine.begin() as db:
+            db.execute(delete(deleted_chats).where(deleted_chats.c.chat_id == _chat(chat_id)))
 
 
 def _record(row: Row) -> ChatRecord:

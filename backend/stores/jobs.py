@@ -23,7 +23,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from sqlalchemy import Engine, Row, and_, delete, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Double,
+    Engine,
+    Row,
+    and_,
+    case,
+    delete,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 
 from backend.stores.schema import job_file_pieces, job_files, jobs
 
@@ -105,7 +118,7 @@ class JobStore:
                 update(jobs).where(jobs.c.job_id == row.job_id, jobs.c.state == row.state,
                                    jobs.c.attempts == row.attempts)
                 .values(state="indexing", claimed_by=worker, lease_until=now + lease_seconds,
-                        attempts=row.attempts + 1, progress=0.0)
+                        attempts=row.attempts + 1)
             ).rowcount
             if not taken:
                 return None
@@ -118,25 +131,27 @@ class JobStore:
         return ClaimedJob(_record(record), filename, data, taken_over=row.state == "indexing")
 
     def heartbeat(self, job_id: str, worker: str, lease_seconds: float, progress: float) -> bool | None:
-        """Renews the worker's lease and records its progress; returns whether a cancel was requested, or None
-        when the worker no longer holds the job (its lease ran out and another took it, or it was deleted)."""
+        """Renews the worker's lease and records its progress (never lower than recorded: see ``_at_least``);
+        returns whether a cancel was requested, or None when the worker no longer holds the job (its lease ran out
+        and another took it, or it was deleted)."""
         with self._engine.begin() as db:
             return db.execute(
                 update(jobs).where(jobs.c.job_id == job_id, jobs.c.claimed_by == worker, jobs.c.state == "indexing")
-                .values(lease_until=time.time() + lease_seconds, progress=progress)
+                .values(lease_until=time.time() + lease_seconds, progress=_at_least(progress))
                 .returning(jobs.c.cancel_requested)
             ).scalar_one_or_none()
 
     def finish(
         self, job_id: str, worker: str, state: JobState, *, document_id: str | None = None,
-        error: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None, progress: float = 0.0,
     ) -> bool:
-        """Ends a job ``worker`` holds; False (and nothing written) if it no longer does."""
+        """Ends a job ``worker`` holds, with the progress it had made (newer than its last heartbeat's); False
+        (and nothing written) if it no longer does."""
         with self._engine.begin() as db:
             ended = db.execute(
                 update(jobs).where(jobs.c.job_id == job_id, jobs.c.claimed_by == worker, jobs.c.state == "indexing")
                 .values(state=state, document_id=document_id, error=_json(error), lease_until=None,
-                        progress=1.0 if state == "ready" else jobs.c.progress)
+                        progress=1.0 if state == "ready" else _at_least(progress))
             ).rowcount
             if ended:
                 db.execute(delete(job_files).where(job_files.c.job_id == job_id))
@@ -190,6 +205,13 @@ def _joined(pieces: Iterable[bytes]) -> bytes:
     for piece in pieces:
         buffer.write(piece)
     return buffer.getvalue()
+
+
+def _at_least(progress: float) -> ColumnElement[float]:
+    """The recorded progress, or ``progress`` if that is further: what a client was shown never goes back, when a
+    job ends (its last heartbeat is older than its end) or starts over after its worker died (the new attempt's
+    progress shows once it passes the old one's)."""
+    return case((jobs.c.progress > progress, jobs.c.progress), else_=literal(progress, Double))
 
 
 def _json(value: dict[str, Any] | None) -> str | None:

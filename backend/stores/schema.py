@@ -79,6 +79,17 @@ chats = Table(
     sqlite_autoincrement=True,
 )
 
+# Chats that were deleted (backend/stores/chats.py): an upload or a question addressed to one does not make it
+# again. ``title`` and ``owner`` as its record had them (NULL: it had no record, or no owner).
+deleted_chats = Table(
+    "deleted_chats",
+    metadata,
+    Column("chat_id", Text, primary_key=True),
+    Column("title", _FreeText, nullable=True),
+    Column("owner", Text, nullable=True),
+    Column("deleted_at", Double, nullable=False),
+)
+
 # Conversation memory (backend/stores/memory.py): each session's messages, and the chat each session is in.
 messages = Table(
     "messages",

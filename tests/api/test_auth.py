@@ -237,6 +237,64 @@ def test_a_user_deletes_their_own_chat(alice, bob):
     assert_error(alice.get(f"/chat/{chat}/documents"), 404, "NOT_FOUND")
 
 
+def chat_ids(client: httpx.Client) -> set[str]:
+    return {chat["id"] for chat in client.get("/chats").json()["chats"]}
+
+
+def test_a_request_that_fails_makes_no_chat(alice, bob, alices):
+    """Each of these is refused, and leaves Bob's list of chats as it was: the new ids are still free (Alice
+    can make them hers)."""
+    before = chat_ids(bob)
+    question = {"message": "What can axolotls regrow?"}
+    failures = {
+        "another user's session": bob.post("/chat/", json={**question, "chat_id": "failed-1",
+                                                           "session_id": alices["session"]}),
+        "another user's chat as session": bob.post("/chat/failed-2/stream", json={**question,
+                                                                              "session_id": alices["chat"]}),
+        "completion with another user's session": bob.post("/v1/chat/completions", json={
+            "model": "axiom", "messages": [{"role": "user", "content": "hi"}],
+            "metadata": {"chat_id": "failed-3", "session_id": alices["session"]}}),
+        "a file of no supported type": upload(bob, "failed-4", ("x.bin", b"\x00\x01 binary")),
+        "an empty file": upload(bob, "failed-5", ("empty.txt", b"")),
+    }
+    for what, response in failures.items():
+        assert response.status_code in (404, 415, 422), (what, response.text)
+    several = upload(bob, "failed-6", ("x.bin", b"\x00\x01 binary"), ("empty.txt", b""))
+    assert several.status_code == 200 and several.json()["uploaded"] == [] and len(several.json()["failed"]) == 2
+
+    assert chat_ids(bob) == before
+    for n in range(1, 7):
+        assert upload(alice, f"failed-{n}", NOTES).status_code == 200
+
+
+def test_another_users_session_is_refused_as_a_session_of_ones_own_other_chat(bob, alices):
+    """Session ids are one namespace (as chat ids are): one already used cannot start a new conversation, and
+    whose it is makes no difference to the answer."""
+    bob.post("/chat/", json={"message": "hello", "chat_id": "bobs-other", "session_id": "bobs-session"})
+    own = bob.post("/chat/", json={"message": "hello", "chat_id": "bobs-asking", "session_id": "bobs-session"})
+    theirs = bob.post("/chat/", json={"message": "hello", "chat_id": "bobs-asking", "session_id": alices["session"]})
+    assert_error(theirs, 404, "NOT_FOUND")
+    assert json.loads(theirs.text.replace(alices["session"], "bobs-session")) == own.json()
+
+
+def test_a_deleted_chat_is_410_for_its_owner_and_404_for_everyone_else(alice, bob):
+    chat = alice.post("/chats", json={"title": "Gone"}).json()["id"]
+    assert upload(alice, chat, NOTES).status_code == 200
+    assert alice.delete(f"/chats/{chat}").status_code == 200
+
+    assert_error(upload(alice, chat, NOTES), 410, "CHAT_DELETED", chat_id=chat)
+    assert_error(alice.post("/chat/", json={"message": "hello", "chat_id": chat}), 410, "CHAT_DELETED")
+    taken = assert_error(upload(bob, chat, NOTES), 404, "NOT_FOUND", chat_id=chat)
+    assert taken["message"] == f"Chat {chat} was not found."
+    assert_error(bob.post("/chat/", json={"message": "hello", "chat_id": chat}), 404, "NOT_FOUND", chat_id=chat)
+    assert chat not in chat_ids(alice) | chat_ids(bob)
+    # Made again on purpose, by its owner only.
+    assert_error(bob.post("/chats", json={"id": chat}), 404, "NOT_FOUND", chat_id=chat)
+    assert alice.post("/chats", json={"id": chat, "title": "Back"}).status_code == 201
+    assert upload(alice, chat, NOTES).status_code == 200
+    assert_error(bob.post("/chats", json={"id": chat}), 404, "NOT_FOUND", chat_id=chat)
+
+
 def test_a_chat_made_while_keys_were_off_is_nobodys_and_cannot_be_claimed(server, alice):
     server.services.ingestion.ingest("before-keys", *NOTES)  # as `axiom ingest` or an open server made it
     assert_error(alice.get("/chat/before-keys/documents"), 404, "NOT_FOUND")

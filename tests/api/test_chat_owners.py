@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine, event
 
 from backend.api.chats import Chats
-from backend.errors import NotFound
+from backend.errors import ChatWasDeleted, NotFound
 from backend.ingest.jobs import IngestJobs
 from backend.stores.chats import ChatStore
 from backend.stores.documents import DocumentStore
@@ -90,4 +90,18 @@ def test_without_keys_nothing_is_claimed(chats: Chats, database: Engine) -> None
     with statements(database) as run:
         chats.claim("open", None)
 
-    assert run == [] and ChatStore(database).get("open") is None
+    assert run == ["SELECT"] and ChatStore(database).get("open") is None  # only whether it was deleted
+
+
+def test_a_deleted_chat_is_its_owners_to_be_told_about_and_another_users_to_be_refused(
+    chats: Chats, database: Engine
+) -> None:
+    chats.claim("gone", ALICE)
+    ChatStore(database).remove("gone")
+
+    with pytest.raises(ChatWasDeleted):
+        chats.claim("gone", ALICE)
+    with pytest.raises(NotFound) as refused:
+        chats.claim("gone", BOB)
+    assert refused.value.details == {"chat_id": "gone"}
+    assert ChatStore(database).get("gone") is None

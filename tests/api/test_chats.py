@@ -137,7 +137,7 @@ def test_deleting_a_chat_removes_its_documents_and_history_and_nothing_of_anothe
     assert listed_by_id(client)["bystander"]["document_count"] == 2
 
 
-def test_a_deleted_chat_is_gone_from_every_route_until_it_is_used_again(client):
+def test_a_deleted_chat_is_gone_from_every_route(client):
     chat_id = create(client, title="Short-lived")["id"]
     assert upload(client, chat_id, NOTES).status_code == 200
     (document,) = client.get(f"/chat/{chat_id}/documents").json()["documents"]
@@ -150,10 +150,116 @@ def test_a_deleted_chat_is_gone_from_every_route_until_it_is_used_again(client):
     assert_error(client.patch(f"/chats/{chat_id}", json={"title": "Back"}), 404, "NOT_FOUND", chat_id=chat_id)
     assert_error(client.delete(f"/chats/{chat_id}"), 404, "NOT_FOUND", chat_id=chat_id)
 
-    # A chat needs no creation: uploading to the same id again is a new chat under it.
-    assert upload(client, chat_id, OTHER_NOTES).status_code == 200
-    assert document_names(client, chat_id) == [OTHER_NOTES[0]]
-    assert listed_by_id(client)[chat_id]["title"] == chat_id
+
+def stale_tab_requests(chat_id: str) -> dict[str, dict]:
+    """What a browser tab that still shows a deleted chat (or any client holding its id) can send to it."""
+    question = {"message": GREETING, "session_id": chat_id}
+    completion = {"model": "axiom", "messages": [{"role": "user", "content": GREETING}]}
+    return {
+        "upload": {"method": "POST", "url": f"/chat/{chat_id}/documents", "files": [("files", OTHER_NOTES)]},
+        "background upload": {"method": "POST", "url": f"/chat/{chat_id}/documents?background=true",
+                              "files": [("files", OTHER_NOTES)]},
+        "question": {"method": "POST", "url": "/chat/", "json": {**question, "chat_id": chat_id}},
+        "new conversation": {"method": "POST", "url": "/chat/", "json": {"message": GREETING, "chat_id": chat_id}},
+        "stream": {"method": "POST", "url": f"/chat/{chat_id}/stream", "json": question},
+        "legacy stream": {"method": "POST", "url": "/chat/stream",
+                          "json": {**question, "collection_name": f"chat_{chat_id}"}},
+        "completion": {"method": "POST", "url": "/v1/chat/completions", "json": completion,
+                       "headers": {"X-Axiom-Chat-Id": chat_id}},
+    }
+
+
+def test_an_upload_or_a_question_from_a_stale_tab_does_not_make_a_deleted_chat_again(client, server):
+    """Deleted in one tab, then a file dropped (or a question asked) in another that still shows it: a 410 that
+    names the chat, and nothing of the request is kept, instead of a chat holding only the new file."""
+    chat_id = create(client, title="Tax returns")["id"]
+    assert upload(client, chat_id, NOTES).status_code == 200
+    greet(client, chat_id)
+    assert client.delete(f"/chats/{chat_id}").status_code == 200
+
+    for what, request in stale_tab_requests(chat_id).items():
+        refused = assert_error(client.request(**request), 410, "CHAT_DELETED", chat_id=chat_id)
+        assert "“Tax returns” was deleted" in refused["message"], what
+
+    services = server.services
+    assert chat_id not in listed_by_id(client)
+    assert_error(client.get(f"/chat/{chat_id}/documents"), 404, "NOT_FOUND", chat_id=chat_id)
+    assert history(client, chat_id) == []
+    assert services.documents.list(chat_id) == [] and services.jobs.unfinished(chat_id) == []
+    assert services.chats.get(chat_id) is None and services.memory.chat_of(chat_id) is None
+    assert not services.vectors.has_collection(chat_id)
+
+
+def test_a_chat_deleted_without_a_name_is_not_made_again_either(client):
+    """A chat that existed only through its documents (no record to remove) is remembered as deleted too."""
+    assert upload(client, "unnamed-gone", NOTES).status_code == 200
+    assert client.delete("/chats/unnamed-gone").status_code == 200
+
+    refused = assert_error(upload(client, "unnamed-gone", OTHER_NOTES), 410, "CHAT_DELETED", chat_id="unnamed-gone")
+    assert "Chat unnamed-gone was deleted" in refused["message"]
+    assert "unnamed-gone" not in listed_by_id(client)
+
+
+def test_a_fresh_id_is_still_made_a_chat_by_its_first_upload_or_question(client):
+    assert upload(client, "fresh-upload", NOTES).status_code == 200
+    assert document_names(client, "fresh-upload") == [NOTES[0]]
+    greet(client, "fresh-question")
+    assert client.get("/chat/fresh-question/documents").status_code == 200
+
+
+def test_a_question_naming_no_chat_makes_the_deleted_default_chat_again(client):
+    """The default chat is the one a client that names no chat uses: it cannot pick another, so its question
+    makes it again (one that names the deleted default chat is refused like any other)."""
+    asked = client.post("/chat/", json={"message": GREETING})
+    assert asked.status_code == 200, asked.text
+    assert client.delete("/chats/default").status_code == 200
+    assert_error(client.post("/chat/", json={"message": GREETING, "chat_id": "default"}), 410, "CHAT_DELETED")
+
+    again = client.post("/chat/", json={"message": GREETING})
+    assert again.status_code == 200, again.text
+    assert len(history(client, again.json()["session_id"])) == 2
+    assert upload(client, "default", NOTES).status_code == 200
+
+
+def test_a_deleted_chats_id_is_used_again_by_creating_the_chat_under_it(client):
+    """A client that keeps its chats under ids of its own (say a script that starts "demo" over) makes the chat
+    again on purpose; then uploads and questions go in as before."""
+    assert upload(client, "started-over", NOTES).status_code == 200
+    assert client.delete("/chats/started-over").status_code == 200
+
+    made = client.post("/chats", json={"id": "started-over", "title": "Second go"})
+    assert made.status_code == 201, made.text
+    assert made.json() | {"created_at": 0, "updated_at": 0} == {
+        "id": "started-over", "title": "Second go", "session_id": "started-over", "document_count": 0,
+        "created_at": 0, "updated_at": 0,
+    }
+    assert upload(client, "started-over", OTHER_NOTES).status_code == 200
+    assert document_names(client, "started-over") == [OTHER_NOTES[0]]
+    greet(client, "started-over")
+    assert listed_by_id(client)["started-over"]["title"] == "Second go"
+
+
+def test_a_chat_is_not_created_under_the_id_of_one_that_exists(client):
+    named = create(client, title="Named")["id"]
+    assert upload(client, "with-documents", NOTES).status_code == 200
+    greet(client, "with-a-conversation")
+    for chat_id in (named, "with-documents", "with-a-conversation"):
+        assert_error(client.post("/chats", json={"id": chat_id}), 409, "CONFLICT", chat_id=chat_id)
+    assert listed_by_id(client)[named]["title"] == "Named"
+    assert document_names(client, "with-documents") == [NOTES[0]]
+    assert_error(client.post("/chats", json={"id": "not an id"}), 400, "VALIDATION_ERROR", field="id")
+
+
+def test_a_deleted_chat_that_axiom_ingest_filled_again_takes_uploads(client, server):
+    """`axiom ingest --chat` (the stores directly, as an operator) may put documents in a deleted chat's id on
+    purpose: it is a chat again, and the API treats it as one."""
+    assert upload(client, "refilled", NOTES).status_code == 200
+    assert client.delete("/chats/refilled").status_code == 200
+    server.services.ingestion.ingest("refilled", *NOTES)
+
+    assert upload(client, "refilled", OTHER_NOTES).status_code == 200
+    assert sorted(document_names(client, "refilled")) == sorted([NOTES[0], OTHER_NOTES[0]])
+    greet(client, "refilled")
 
 
 def test_a_chat_exists_once_something_is_uploaded_or_asked_in_it(client):

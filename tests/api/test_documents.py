@@ -175,6 +175,26 @@ def test_a_job_stopped_as_it_finished_reads_cancelled_not_ready_without_its_docu
     assert server.services.documents.list("stopped-late") == []
 
 
+def test_a_job_cancelled_midway_keeps_the_percent_it_showed(client, server, pdfs):
+    """The percent shown while a job runs is its worker's own, fresher than what its last heartbeat stored; once
+    the job is cancelled only the stored one is left, and it must not be lower than what the client saw."""
+    response = upload_paths(client, "stopped-midway", pdfs / PAPER, background="true")
+    job_id = response.json()["jobs"][0]["id"]
+
+    def ahead_of_its_heartbeat():
+        state = client.get(f"/chat/stopped-midway/documents/{job_id}").json()
+        stored = int(server.services.jobs.get("stopped-midway", job_id).progress * 100)
+        return state if state["status"] not in ("queued", "indexing") or state["percent"] > stored else None
+
+    shown = wait_for(ahead_of_its_heartbeat, "a percent newer than the job's last heartbeat")
+    assert shown["status"] == "indexing", shown  # it finished before it could be seen ahead of its heartbeat
+
+    assert client.delete(f"/chat/stopped-midway/documents/{job_id}").status_code == 200
+
+    after = client.get(f"/chat/stopped-midway/documents/{job_id}").json()
+    assert after["status"] == "cancelled" and after["percent"] >= shown["percent"]
+
+
 @pytest.mark.parametrize("filename", sorted(UNREADABLE))
 def test_each_unreadable_shared_pdf_is_refused_with_its_reason(client, server, pdfs, filename):
     response = upload_paths(client, "broken", pdfs / filename)

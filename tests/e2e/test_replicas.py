@@ -137,9 +137,12 @@ def test_a_replica_killed_while_indexing_leaves_the_job_to_the_other(deployment,
     doomed = pids[int(claimed_by.split(":")[1])]
     survivor = deployment.b if doomed is deployment.a else deployment.a
     with survivor.client(timeout=60) as client:
+        percents: list[int] = []
+
         def job_state() -> dict:
             response = client.get(f"/chat/{CHAT}/documents/{job['id']}")
             assert response.status_code == 200, response.text
+            percents.append(response.json()["percent"])
             return response.json()
 
         # Killed once it is well into the work (its progress, written by its heartbeat, seen by the other).
@@ -153,6 +156,7 @@ def test_a_replica_killed_while_indexing_leaves_the_job_to_the_other(deployment,
 
         state = wait_for(finished, "the survivor to finish the job", timeout=INDEX_TIMEOUT)
         assert state["status"] == "ready", state  # retried from the start by the survivor's worker
+        assert percents == sorted(percents), percents  # the retry's percent shows once it passes the first's
         documents = client.get(f"/chat/{CHAT}/documents").json()["documents"]
         assert [(d["id"], d["chunk_count"]) for d in documents if d["name"] == LARGE] == [
             (job["id"], state["chunk_count"])

@@ -97,3 +97,19 @@ def test_a_claim_keeps_the_first_owner(chats: ChatStore) -> None:
 def test_a_claim_gives_a_chat_without_an_owner(chats: ChatStore) -> None:
     chats.rename("before-keys", "Made with keys off")
     assert chats.claim("before-keys", "alice", title="before-keys").owner == "alice"
+
+
+def test_a_removed_chat_is_remembered_as_deleted_with_its_title_and_owner(database):
+    store = ChatStore(database)
+    store.claim("owned", "u-alice", title="owned")
+    store.rename("owned", "Tax returns")
+    assert store.deleted("owned") is None
+
+    assert store.remove("owned")
+    deleted = store.deleted("owned")
+    assert (deleted.id, deleted.title, deleted.owner) == ("owned", "Tax returns", "u-alice")
+    assert not store.remove("never-named")  # a chat without a record is remembered too
+    assert store.deleted("never-named").title is None
+
+    store.forget_deletion("owned")
+    assert store.deleted("owned") is None and store.deleted("never-named") is not None

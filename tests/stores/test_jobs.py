@@ -118,3 +118,19 @@ def test_a_file_larger_than_a_piece_is_read_back_whole(database: Engine, jobs: J
     assert jobs.finish("big", "worker", "ready")
     with database.connect() as db:  # its pieces go with the job's end
         assert db.execute(select(func.count()).select_from(job_file_pieces)).scalar_one() == 0
+
+
+def test_the_recorded_progress_never_goes_back(database):
+    """Not when a worker ends a job with the progress it made since its last heartbeat, nor when a job whose
+    worker died starts over (the new attempt's progress counts once it passes the old one's)."""
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    store.claim("w1", lease_seconds=60)
+    store.heartbeat("job1", "w1", lease_seconds=0.0, progress=0.5)
+    assert store.claim("w2", lease_seconds=60).taken_over
+    assert store.get("chat1", "job1").progress == 0.5
+    store.heartbeat("job1", "w2", lease_seconds=60, progress=0.2)
+    assert store.get("chat1", "job1").progress == 0.5
+    store.heartbeat("job1", "w2", lease_seconds=60, progress=0.6)
+    assert store.finish("job1", "w2", "cancelled", progress=0.7)
+    assert store.get("chat1", "job1").progress == 0.7

@@ -18,10 +18,11 @@ def list_chats(chats: ChatsDep, user: UserDep) -> ChatList:
 
 
 @router.post(
-    "/chats", response_model=ChatOut, status_code=status.HTTP_201_CREATED, responses=error_responses(400)
+    "/chats", response_model=ChatOut, status_code=status.HTTP_201_CREATED, responses=error_responses(400, 404, 409)
 )
 def create_chat(chats: ChatsDep, user: UserDep, body: NewChat | None = None) -> ChatOut:
-    return ChatOut.of(chats.create(body.title if body else None, user))
+    """With a new random id, or the one given: how the id of a deleted chat is used again."""
+    return ChatOut.of(chats.create(body.title if body else None, user, chat_id=body.id if body else None))
 
 
 @router.patch("/chats/{chat_id}", response_model=ChatOut, responses=error_responses(400, 404))

@@ -13,12 +13,13 @@ from backend.api.deps import (
     ApiSettingsDep,
     ChatId,
     ChatsDep,
-    ClaimedChatId,
     DocId,
     DocumentChatId,
     JobsDep,
     ServicesDep,
     UploadsDep,
+    UsableChatId,
+    UserDep,
 )
 from backend.api.multipart import receive_files
 from backend.api.schemas import (
@@ -68,25 +69,27 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
     _UPLOAD_PATH,
     response_model=UploadResponse,
     responses={202: {"model": UploadResponse, "description": "Some files are indexing in the background"},
-               **error_responses(400, 413, 415, 422, 503)},
+               **error_responses(400, 404, 410, 413, 415, 422, 503)},
     openapi_extra=_MULTIPART_BODY,
 )
 async def upload_documents(
-    chat_id: ClaimedChatId,
+    chat_id: UsableChatId,
     request: Request,
     services: ServicesDep,
     api: ApiSettingsDep,
     uploads: UploadsDep,
+    user: UserDep,
     background: bool = False,
 ) -> JSONResponse:
     """One or more files (any field name). A single file that cannot be indexed answers with its error's status;
-    with several, the failures are listed under ``failed``. ``background=true`` indexes every file as a job."""
+    with several, the failures are listed under ``failed``. ``background=true`` indexes every file as a job.
+    Makes the chat if it does not exist yet (unless no file goes in); 410 for a chat that was deleted."""
     with uploads.reservation() as reservation:
         files = await receive_files(
             request, reservation, max_file_bytes=services.settings.max_upload_bytes,
             max_files=api.max_files_per_upload,
         )
-        outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background)
+        outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background, user=user)
         del files  # garbage before the reservation ends, which gives the freed heap back
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
