@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -39,10 +40,30 @@ _POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30}
 
 
 class DatabaseUnavailable(AxiomError):
-    """The database AXIOM_DATABASE_URL names cannot be reached or opened: start-up stops (never an API answer)."""
+    """The database AXIOM_DATABASE_URL names cannot be reached or opened: start-up stops; later (a database server
+    restarting, a network cut) a request fails with it and the next one reconnects."""
 
     code = "DATABASE_UNAVAILABLE"
     status = 503
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(_RETRY_AFTER_SECONDS)}
+
+
+# A database server restarting is back within seconds.
+_RETRY_AFTER_SECONDS = 5
+
+
+def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
+    """The error a client is told when the database server stopped answering (refused, shut down, the connection
+    cut); None for any other database error. SQLite's OperationalError is not one: it also means bad SQL."""
+    if not (error.connection_invalidated or isinstance(error.orig, psycopg.OperationalError)):
+        return None
+    return DatabaseUnavailable(
+        "The database is not reachable right now; try again in a moment. Nothing already stored is lost.",
+        retry_after_seconds=_RETRY_AFTER_SECONDS,
+    )
 
 
 def database_url(settings: Settings) -> URL:
