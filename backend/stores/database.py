@@ -24,6 +24,7 @@ import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
@@ -136,7 +137,9 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
     config = alembic_config()
     with engine.connect() as connection:
         _lock_for_migration(connection)
-        created = MigrationContext.configure(connection).get_current_revision() is None
+        current = MigrationContext.configure(connection).get_current_revision()
+        _refuse_unknown_revision(config, current, engine)
+        created = current is None
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
         if created:
@@ -149,6 +152,20 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
                     engine.url.render_as_string(hide_password=True),
                 )
         connection.commit()
+
+
+def _refuse_unknown_revision(config: Config, current: str | None, engine: Engine) -> None:
+    """A schema this release has no migration for was made by a newer one (a replica of it upgraded the shared
+    database): this release cannot read it, and Alembic alone would only say it cannot locate the revision."""
+    script = ScriptDirectory.from_config(config)
+    known = {revision.revision for revision in script.walk_revisions()}
+    if current is not None and current not in known:
+        where = engine.url.render_as_string(hide_password=True)
+        raise DatabaseUnavailable(
+            f"The database {where} was upgraded by a newer release of Axiom (its schema is at revision {current}; "
+            f"this release knows up to {script.get_current_head()}). Run the newer release, as the other "
+            "replicas on this database do.", database=where, revision=current,
+        )
 
 
 def _lock_for_migration(connection: Connection) -> None:

@@ -12,6 +12,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from pydantic import ValidationError
 from sqlalchemy import Engine, func, insert, inspect, select, text
 
@@ -92,6 +93,23 @@ def test_migrating_again_changes_nothing_and_keeps_the_rows(database: Engine, op
     created = ChatStore(database).create("kept")
     migrate(database)
     assert ChatStore(open_engine()).list() == [created]
+
+
+def test_a_database_upgraded_by_a_newer_release_is_refused_saying_so(database: Engine, database_settings) -> None:
+    """A replica of a newer release migrated the shared database; starting this release on it stops with a
+    message saying that, not Alembic's "Can't locate revision", and changes nothing."""
+    with database.begin() as db:
+        db.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+
+    with pytest.raises(DatabaseUnavailable) as refused:
+        open_database(database_settings)
+
+    message = refused.value.message
+    assert "upgraded by a newer release of Axiom" in message and "revision 9999" in message
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert f"knows up to {head}" in message
+    with database.connect() as db:
+        assert db.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "9999"
 
 
 def test_processes_starting_together_migrate_once(database_settings: Settings) -> None:
