@@ -301,8 +301,9 @@ class IngestionService:
 
     def settle(self, chat_id: str, document_id: str) -> IngestedDocument | None:
         """After a worker died storing ``document_id``: the document if it was stored whole (it is kept), else
-        None once whatever it half-stored is rolled back."""
-        with self._chat_locks[chat_id]:
+        None once whatever it half-stored is rolled back. A worker that only lost its lease (the database away
+        for longer) may still be storing it: that is waited for, never rolled back under it."""
+        with self._chat_locks[chat_id], self._documents.storing([document_id]):
             record = self._documents.get(chat_id, document_id)
             if record is not None and record.status == READY:
                 return IngestedDocument(document_id, record.filename, record.page_count, record.chunk_count)
