@@ -54,6 +54,8 @@ class DatabaseUnavailable(AxiomError):
 
 # A database server restarting is back within seconds.
 _RETRY_AFTER_SECONDS = 5
+# A server on a busy network answers a new connection well within this.
+_CONNECT_TIMEOUT_SECONDS = 10
 
 
 def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
@@ -84,7 +86,10 @@ def create_database_engine(url: URL | str) -> Engine:
     url = make_url(url)
     if url.get_backend_name() != "sqlite":
         # pre_ping: a connection the server closed (a restart, an idle timeout) is replaced, not handed out.
-        return create_engine(url, pool_pre_ping=True, **_POOL)
+        # libpq waits for a server that accepted the connection but never answers (hung, or a network cut
+        # swallowing its packets) as long as the operating system does, minutes: a bound, unless the URL sets one.
+        timeout = {} if "connect_timeout" in url.query else {"connect_timeout": _CONNECT_TIMEOUT_SECONDS}
+        return create_engine(url, pool_pre_ping=True, connect_args=timeout, **_POOL)
     if sqlite3.sqlite_version_info < MIN_SQLITE:  # RETURNING and DROP COLUMN, used by the stores and migrations
         raise DatabaseUnavailable(
             f"Axiom needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python has SQLite "

@@ -32,6 +32,7 @@ from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.schema import metadata
+from tests.support.postgres import PostgresServer, find_binaries
 
 
 def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
@@ -70,6 +71,22 @@ def test_a_database_that_cannot_be_reached_is_named_at_start_up_without_its_pass
 
     assert f"postgresql+psycopg://axiom:***@127.0.0.1:{port}/axiom" in refused.value.message
     assert "hunter2" not in refused.value.message and "AXIOM_DATABASE_URL" in refused.value.message
+
+
+@pytest.mark.timeout(120)  # without a connect timeout, libpq would wait for as long as the operating system does
+def test_a_database_server_that_accepts_connections_but_never_answers_is_unavailable_not_a_hang(
+    postgres_server,
+) -> None:
+    # A server of its own (postgres_server: skipped or failed as every PostgreSQL test is without the binaries),
+    # so no other test's connection waits while it is frozen.
+    server = PostgresServer.start(find_binaries())
+    try:
+        settings = Settings(database_url=server.create_database())
+        with server.frozen(), pytest.raises(DatabaseUnavailable) as refused:
+            open_database(settings)
+    finally:
+        server.stop()
+    assert "timeout" in refused.value.message
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -63,6 +64,17 @@ class PostgresServer:
         except subprocess.CalledProcessError as failed:
             written = log.read_text(errors="replace")[-3000:] if log.exists() else ""
             raise RuntimeError(f"PostgreSQL did not start: {failed.stderr}\n{written}") from failed
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server's listening process stopped (SIGSTOP) for the block, as a hung server or a network cut:
+        new connections are accepted by the kernel but never answered. Connections already open still work."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(postmaster, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(postmaster, signal.SIGCONT)
 
     @contextmanager
     def down(self) -> Iterator[None]:
