@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -36,6 +37,8 @@ from backend.stores.documents import DocumentStore
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import UserStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -72,6 +75,17 @@ def _llm_verifier(llm: ScheduledLLM):
     return verify
 
 
+def _warn_if_vectors_are_not_shared(settings: Settings, database: Engine) -> None:
+    """A shared database is how replicas run, and they must share the vectors too: with an embedded Chroma each
+    would search only what was uploaded through it (its questions falling back on BM25 for the rest)."""
+    if database.dialect.name == "postgresql" and settings.chroma_host is None:
+        log.warning(
+            "The database is shared (PostgreSQL) but the vectors are in an embedded Chroma under %s: other "
+            "replicas on this database will not see them. Give every replica one Chroma server "
+            "(AXIOM_CHROMA_HOST, AXIOM_CHROMA_PORT).", settings.chroma_path,
+        )
+
+
 def build_services(
     settings: Settings, *, embedder: Embedder | None = None, llm: LLM | None = None,
     reader: DocumentReader | None = None,
@@ -84,6 +98,7 @@ def build_services(
     llm = ScheduledLLM(llm or build_llm(settings), LLMScheduler(settings.llm_slots))
     vectors = ChromaStore.from_settings(settings)
     database = open_database(settings)
+    _warn_if_vectors_are_not_shared(settings, database)
     documents = DocumentStore(database)
     keywords = BM25Store(settings.bm25_dir, Tokenizer(), documents)
     keywords.import_legacy_files()

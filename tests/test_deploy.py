@@ -294,7 +294,7 @@ def axiom_server(build_app_services, tmp_path_factory) -> Iterator[RunningServer
         with serve(services) as running:
             yield running
     finally:
-        services.close()
+        services.database.dispose()  # not close(): its reader and model are the session's, shared by later tests
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 AxiomError carries its own code and status; what FastAPI and Starlette raise themselves (invalid requests,
 unknown routes, wrong methods) is translated here; anything else is logged and answered with a bare 500, so no
-stack trace or internal message ever reaches a client. The OpenAPI document is made to say the same (400 for an
+stack trace or internal message ever reaches a client; only the database server going away is told as such (503
+DATABASE_UNAVAILABLE), since the next request reconnects. The OpenAPI document is made to say the same (400 for an
 invalid request, not FastAPI's 422).
 """
 
@@ -15,12 +16,14 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Match, Route
 
 from backend.api.answers import NO_SURROGATE_RULE
 from backend.api.schemas import PATTERN_RULES
 from backend.errors import AxiomError
+from backend.stores.database import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +31,18 @@ log = logging.getLogger(__name__)
 def unexpected_error() -> AxiomError:
     """What a client is told about a failure nobody anticipated (the details go to the log only)."""
     return AxiomError("Something went wrong on our side.")
+
+
+def client_error(error: Exception) -> AxiomError:
+    """What a client is told about ``error``: an AxiomError as it is; the database server gone away (a restart, a
+    network cut) as 503 DATABASE_UNAVAILABLE, logged as a warning; anything else logged whole and told as 500."""
+    if isinstance(error, AxiomError):
+        return error
+    if isinstance(error, DBAPIError) and (database_down := unavailable(error)) is not None:
+        log.warning("the database is unavailable: %s", error.orig)
+        return database_down
+    log.error("unexpected error", exc_info=error)
+    return unexpected_error()
 
 
 def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
@@ -171,6 +186,13 @@ def install_error_handlers(app: FastAPI, routers: Iterable[APIRouter]) -> None:
         # 500, with the details in the log.
         log.error("unexpected HTTP %s on %s %s: %s", error.status_code, request.method, request.url.path, error.detail)
         return JSONResponse(unexpected_error().to_body(), status_code=500)
+
+    @app.exception_handler(DBAPIError)
+    async def database_error(_: Request, error: DBAPIError) -> JSONResponse:
+        # Its own handler: Starlette re-raises what the catch-all below answers, and uvicorn then closes the
+        # connection, which a client keeping it alive would find reset at its next request.
+        told = client_error(error)
+        return JSONResponse(told.to_body(), status_code=told.status, headers=told.headers)
 
     @app.exception_handler(Exception)
     async def unhandled_error(_: Request, error: Exception) -> JSONResponse:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import closing
@@ -21,10 +20,7 @@ from typing import Any, TypeVar
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from backend.api.answers import Answerer, Question
-from backend.api.errors import unexpected_error
-from backend.errors import AxiomError
-
-log = logging.getLogger(__name__)
+from backend.api.errors import client_error
 
 T = TypeVar("T")
 
@@ -102,10 +98,7 @@ def event(kind: str, data: dict[str, Any]) -> ServerSentEvent:
 
 def error_data(error: Exception) -> dict[str, Any]:
     """The structured error body for a failure that happened after the stream had started."""
-    if not isinstance(error, AxiomError):
-        log.error("stream failed unexpectedly", exc_info=error)
-        error = unexpected_error()
-    return error.to_body()
+    return client_error(error).to_body()
 
 
 def stream_response(events: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:

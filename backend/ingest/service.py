@@ -171,12 +171,25 @@ class IngestionService:
         # when the same bytes were uploaded before.
         document = document or self._read(filename, data, cancelled, on_page)
         sha256 = hashlib.sha256(data).hexdigest()
-        earlier = seen.get(sha256) or self._documents.find_by_sha256(chat_id, sha256)
+        earlier = seen.get(sha256) or self._same_content(chat_id, sha256)
         if earlier is not None:
             return _as_duplicate(earlier)
         prepared = self._prepare(chat_id, document, data, sha256, document_id or new_document_id())
         seen[sha256] = prepared
         return prepared
+
+    def _same_content(self, chat_id: str, sha256: str) -> DocumentRecord | None:
+        """The chat's document with this content, stored or being stored by a live process (another replica).
+        One still 'indexing' that nobody stores is a leftover (an upload that failed while the vector store was
+        down, so its roll-back failed too; a dead replica's): it is rolled back now and the file stored again."""
+        earlier = self._documents.find_by_sha256(chat_id, sha256)
+        if earlier is None or earlier.status == READY:
+            return earlier
+        with self._documents.left_behind(earlier) as left:
+            if not left:
+                return earlier
+            self.roll_back(chat_id, earlier.document_id)
+        return None
 
     def _read(
         self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None,
@@ -288,8 +301,9 @@ class IngestionService:
 
     def settle(self, chat_id: str, document_id: str) -> IngestedDocument | None:
         """After a worker died storing ``document_id``: the document if it was stored whole (it is kept), else
-        None once whatever it half-stored is rolled back."""
-        with self._chat_locks[chat_id]:
+        None once whatever it half-stored is rolled back. A worker that only lost its lease (the database away
+        for longer) may still be storing it: that is waited for, never rolled back under it."""
+        with self._chat_locks[chat_id], self._documents.storing([document_id]):
             record = self._documents.get(chat_id, document_id)
             if record is not None and record.status == READY:
                 return IngestedDocument(document_id, record.filename, record.page_count, record.chunk_count)

@@ -20,9 +20,11 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
@@ -39,10 +41,32 @@ _POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30}
 
 
 class DatabaseUnavailable(AxiomError):
-    """The database AXIOM_DATABASE_URL names cannot be reached or opened: start-up stops (never an API answer)."""
+    """The database AXIOM_DATABASE_URL names cannot be reached or opened: start-up stops; later (a database server
+    restarting, a network cut) a request fails with it and the next one reconnects."""
 
     code = "DATABASE_UNAVAILABLE"
     status = 503
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(_RETRY_AFTER_SECONDS)}
+
+
+# A database server restarting is back within seconds.
+_RETRY_AFTER_SECONDS = 5
+# A server on a busy network answers a new connection well within this.
+_CONNECT_TIMEOUT_SECONDS = 10
+
+
+def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
+    """The error a client is told when the database server stopped answering (refused, shut down, the connection
+    cut); None for any other database error. SQLite's OperationalError is not one: it also means bad SQL."""
+    if not (error.connection_invalidated or isinstance(error.orig, psycopg.OperationalError)):
+        return None
+    return DatabaseUnavailable(
+        "The database is not reachable right now; try again in a moment. Nothing already stored is lost.",
+        retry_after_seconds=_RETRY_AFTER_SECONDS,
+    )
 
 
 def database_url(settings: Settings) -> URL:
@@ -62,7 +86,10 @@ def create_database_engine(url: URL | str) -> Engine:
     url = make_url(url)
     if url.get_backend_name() != "sqlite":
         # pre_ping: a connection the server closed (a restart, an idle timeout) is replaced, not handed out.
-        return create_engine(url, pool_pre_ping=True, **_POOL)
+        # libpq waits for a server that accepted the connection but never answers (hung, or a network cut
+        # swallowing its packets) as long as the operating system does, minutes: a bound, unless the URL sets one.
+        timeout = {} if "connect_timeout" in url.query else {"connect_timeout": _CONNECT_TIMEOUT_SECONDS}
+        return create_engine(url, pool_pre_ping=True, connect_args=timeout, **_POOL)
     if sqlite3.sqlite_version_info < MIN_SQLITE:  # RETURNING and DROP COLUMN, used by the stores and migrations
         raise DatabaseUnavailable(
             f"Axiom needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python has SQLite "
@@ -115,7 +142,9 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
     config = alembic_config()
     with engine.connect() as connection:
         _lock_for_migration(connection)
-        created = MigrationContext.configure(connection).get_current_revision() is None
+        current = MigrationContext.configure(connection).get_current_revision()
+        _refuse_unknown_revision(config, current, engine)
+        created = current is None
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
         if created:
@@ -128,6 +157,20 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
                     engine.url.render_as_string(hide_password=True),
                 )
         connection.commit()
+
+
+def _refuse_unknown_revision(config: Config, current: str | None, engine: Engine) -> None:
+    """A schema this release has no migration for was made by a newer one (a replica of it upgraded the shared
+    database): this release cannot read it, and Alembic alone would only say it cannot locate the revision."""
+    script = ScriptDirectory.from_config(config)
+    known = {revision.revision for revision in script.walk_revisions()}
+    if current is not None and current not in known:
+        where = engine.url.render_as_string(hide_password=True)
+        raise DatabaseUnavailable(
+            f"The database {where} was upgraded by a newer release of Axiom (its schema is at revision {current}; "
+            f"this release knows up to {script.get_current_head()}). Run the newer release, as the other "
+            "replicas on this database do.", database=where, revision=current,
+        )
 
 
 def _lock_for_migration(connection: Connection) -> None:

@@ -23,6 +23,7 @@ from backend.ids import collection_name
 from tests.api.server import RunningServer, serve
 from tests.api.support import assert_error, stream_events, upload
 from tests.support.chroma_server import ChromaServer, start_chroma_server
+from tests.support.postgres import DATABASES
 
 CHAT = "notes"
 NOTES = (
@@ -61,13 +62,16 @@ def tear(path: Path) -> None:
 
 
 @contextmanager
-def serving_the_notes(build_app_services, data_dir: Path, chroma: ChromaServer) -> Iterator[RunningServer]:
+def serving_the_notes(
+    build_app_services, data_dir: Path, chroma: ChromaServer, **settings
+) -> Iterator[RunningServer]:
     """A service on the Chroma server ``chroma`` whose chat CHAT holds NOTES."""
     services = build_app_services(
         data_dir,
         chroma_host=chroma.host,
         chroma_port=chroma.port,
         chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
+        **settings,
     )
     with serve(services) as running:
         with httpx.Client(base_url=running.url, timeout=300) as client:
@@ -182,3 +186,34 @@ def test_with_both_retrievers_down_the_stream_ends_with_a_retrieval_failed_event
     assert error["error"] == "RETRIEVAL_FAILED" and error["message"]
     assert error["details"] == {"failed": ["dense", "bm25"]}
     assert_only_the_unanswered_question_was_kept(all_down, "stream-down")
+
+
+@pytest.fixture(params=DATABASES)
+def restartable(request, build_app_services, new_database_url, tmp_path) -> Iterator[LiveChroma]:
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    try:
+        with serving_the_notes(
+            build_app_services, tmp_path / "axiom", chroma, database_url=new_database_url(request.param)
+        ) as running:
+            yield LiveChroma(running.url, chroma)
+    finally:
+        chroma.stop()
+
+
+def test_an_upload_refused_while_chroma_was_down_is_stored_whole_when_sent_again(restartable):
+    """The refused upload's registry row cannot be rolled back while Chroma is down either; sent again once it
+    is back, the file must be stored, not answered as a duplicate of that leftover (which was never listed,
+    and which the recovery then removes)."""
+    other = ("newts.txt", b"Newts are salamanders that live on land as adults and return to water to breed.")
+    with httpx.Client(base_url=restartable.url, timeout=300) as client:
+        with restartable.chroma.down():
+            assert_error(upload(client, CHAT, other), 503, "RETRIEVAL_FAILED")
+
+        response = upload(client, CHAT, other)
+        assert response.status_code == 200, response.text
+        (stored,) = response.json()["uploaded"]
+        assert not stored["duplicate"] and stored["chunk_count"] > 0, stored
+        listed = client.get(f"/chat/{CHAT}/documents").json()["documents"]
+        assert [(d["name"], d["id"]) for d in listed] == [(NOTES[0], listed[0]["id"]), (other[0], stored["id"])]
+        assert upload(client, CHAT, other).json()["uploaded"][0]["duplicate"]  # now it is one

@@ -3,6 +3,8 @@ the others (backend/ingest/recovery.py) as soon as it is known dead, and one a l
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import pytest
 
 from backend.ingest.recovery import RecoverySweep
@@ -49,3 +51,19 @@ def test_a_starting_replica_rolls_back_at_once_what_a_dead_one_was_storing(repli
     restarted = make_services(tmp_path / "restarted", database_url=url)
     assert restarted.documents.get("chat1", "upload") is None
     restarted.database.dispose()
+
+
+def test_a_job_taken_over_from_a_worker_still_storing_it_is_settled_only_once_that_worker_ends(replica):
+    """A worker that lost its job's lease (the database away for longer than it) can still be storing the job's
+    document when another worker takes the job over: settling waits for it instead of rolling back under it."""
+    url = replica.database.url.render_as_string(hide_password=False)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with process_storing(url, "chat1", "job") as other:
+            settled = pool.submit(replica.ingestion.settle, "chat1", "job")
+            with pytest.raises(concurrent.futures.TimeoutError):
+                settled.result(timeout=2)  # still waiting: it would have rolled back at once
+            assert replica.documents.get("chat1", "job").status == INDEXING
+            other.kill()  # it never finished after all
+            other.wait()
+        assert settled.result(timeout=120) is None
+    assert replica.documents.get("chat1", "job") is None

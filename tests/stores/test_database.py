@@ -12,6 +12,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from pydantic import ValidationError
 from sqlalchemy import Engine, func, insert, inspect, select, text
 
@@ -31,6 +32,7 @@ from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.schema import metadata
+from tests.support.postgres import PostgresServer, find_binaries
 
 
 def test_the_url_is_sqlite_under_the_data_dir_by_default_and_psycopg_for_postgresql(tmp_path: Path) -> None:
@@ -71,6 +73,22 @@ def test_a_database_that_cannot_be_reached_is_named_at_start_up_without_its_pass
     assert "hunter2" not in refused.value.message and "AXIOM_DATABASE_URL" in refused.value.message
 
 
+@pytest.mark.timeout(120)  # without a connect timeout, libpq would wait for as long as the operating system does
+def test_a_database_server_that_accepts_connections_but_never_answers_is_unavailable_not_a_hang(
+    postgres_server,
+) -> None:
+    # A server of its own (postgres_server: skipped or failed as every PostgreSQL test is without the binaries),
+    # so no other test's connection waits while it is frozen.
+    server = PostgresServer.start(find_binaries())
+    try:
+        settings = Settings(database_url=server.create_database())
+        with server.frozen(), pytest.raises(DatabaseUnavailable) as refused:
+            open_database(settings)
+    finally:
+        server.stop()
+    assert "timeout" in refused.value.message
+
+
 def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
     engine = open_database(Settings(data_dir=tmp_path / "data"))
     with engine.connect() as db:
@@ -92,6 +110,23 @@ def test_migrating_again_changes_nothing_and_keeps_the_rows(database: Engine, op
     created = ChatStore(database).create("kept")
     migrate(database)
     assert ChatStore(open_engine()).list() == [created]
+
+
+def test_a_database_upgraded_by_a_newer_release_is_refused_saying_so(database: Engine, database_settings) -> None:
+    """A replica of a newer release migrated the shared database; starting this release on it stops with a
+    message saying that, not Alembic's "Can't locate revision", and changes nothing."""
+    with database.begin() as db:
+        db.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+
+    with pytest.raises(DatabaseUnavailable) as refused:
+        open_database(database_settings)
+
+    message = refused.value.message
+    assert "upgraded by a newer release of Axiom" in message and "revision 9999" in message
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert f"knows up to {head}" in message
+    with database.connect() as db:
+        assert db.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "9999"
 
 
 def test_processes_starting_together_migrate_once(database_settings: Settings) -> None:

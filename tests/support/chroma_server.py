@@ -42,6 +42,15 @@ class ChromaServer:
         finally:
             self.process.send_signal(signal.SIGCONT)
 
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The server stopped for the block, then started again on the same port with its data: a restart."""
+        self.stop()
+        try:
+            yield
+        finally:
+            self.process = _launch(self.host, self.port, self.log_path.parent).process
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -53,10 +62,13 @@ class ChromaServer:
 
 def start_chroma_server(data_dir: Path) -> ChromaServer:
     """Starts a server persisting under ``data_dir`` and returns once it answers its heartbeat."""
-    host, port = "127.0.0.1", free_port()
+    return _launch("127.0.0.1", free_port(), data_dir)
+
+
+def _launch(host: str, port: int, data_dir: Path) -> ChromaServer:
     log_path = data_dir / "server.log"
     started = time.perf_counter()
-    with log_path.open("wb") as log:
+    with log_path.open("ab") as log:
         process = subprocess.Popen(
             [str(CHROMA_CLI), "run", "--path", str(data_dir / "db"), "--host", host, "--port", str(port)],
             stdout=log,

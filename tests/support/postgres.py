@@ -10,10 +10,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,18 +49,42 @@ class PostgresServer:
         server = cls(binaries, directory, _free_port())
         server._run("initdb", "--pgdata", str(server.data), "--username", SUPERUSER, "--auth", "trust",
                     "--encoding", "UTF8", "--no-sync")
+        server._start()
+        return server
+
+    def _start(self) -> None:
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {server.port} -c unix_socket_directories={directory} "
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.directory} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
         )
+        log = self.directory / "server.log"
         try:
-            server._run("pg_ctl", "start", "--pgdata", str(server.data), "--wait", "--timeout", "120",
-                        "--log", str(directory / "server.log"), "-o", options)
+            self._run("pg_ctl", "start", "--pgdata", str(self.data), "--wait", "--timeout", "120",
+                      "--log", str(log), "-o", options)
         except subprocess.CalledProcessError as failed:
-            log = directory / "server.log"
             written = log.read_text(errors="replace")[-3000:] if log.exists() else ""
             raise RuntimeError(f"PostgreSQL did not start: {failed.stderr}\n{written}") from failed
-        return server
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server's listening process stopped (SIGSTOP) for the block, as a hung server or a network cut:
+        new connections are accepted by the kernel but never answered. Connections already open still work."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(postmaster, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(postmaster, signal.SIGCONT)
+
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The server shut down (its clients' connections closed, new ones refused) for the block, then started
+        again on the same port with its data: a database server restarting under a running service."""
+        self._run("pg_ctl", "stop", "--pgdata", str(self.data), "--mode", "fast", "--wait")
+        try:
+            yield
+        finally:
+            self._start()
 
     @property
     def data(self) -> Path:
