@@ -92,6 +92,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         session_id = Conversations(services.memory, services.chats, services.documents).session_for(
             args.chat, args.session or args.chat
         )
+        # An operator asking in a deleted chat makes it again (docs/api.md): its answer is saved, not refused.
+        services.chats.forget_deletion(args.chat)
         return _print_answer(services.pipeline.stream(args.question, chat_id=args.chat, session_id=session_id))
     finally:
         # Every generation has been joined by now (its stream is closed); the model is freed before exit, not by

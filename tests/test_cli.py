@@ -12,6 +12,7 @@ import pytest
 
 from backend.cli import _print_answer
 from backend.config import Settings
+from backend.stores.chats import ChatStore
 from backend.stores.database import open_database
 from backend.stores.memory import MemoryStore
 from tests.support import documents
@@ -59,7 +60,8 @@ def test_ask_with_a_stuck_model_exits_with_its_own_status_never_a_signal(chat_wi
 
 def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    memory = MemoryStore(open_database(Settings(data_dir=data_dir)))
+    database = open_database(Settings(data_dir=data_dir))
+    memory = MemoryStore(database)
     memory.bind("theirs", "other")
     memory.add("theirs", "user", "a question asked in the other chat")
     env = {**os.environ, "AXIOM_DATA_DIR": str(data_dir)}
@@ -75,9 +77,11 @@ def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Pat
     assert "belongs to the chat it was started in" in refused.stderr
     assert [m.content for m in memory.history("theirs")] == ["a question asked in the other chat"]
 
+    ChatStore(database).remove("notes")  # deleted: the operator's question makes it again
     answered = ask("mine")
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert memory.chat_of("mine") == "notes" and len(memory.history("mine")) == 2
+    assert ChatStore(database).deleted("notes") is None
 
 
 def test_search_finds_the_text_of_a_scan_and_says_it_was_recognised(tmp_path: Path, make_services, pdfs) -> None:

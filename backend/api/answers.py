@@ -190,7 +190,7 @@ class Answerer:
 
     def _keep_question(self, question: Question) -> None:
         try:
-            self._memory.keep_unanswered(question.session_id, question.message)
+            self._memory.keep_unanswered(question.session_id, question.message, chat_id=question.chat_id)
         except Exception:  # the original failure is the one the client must hear about
             log.exception("could not save the unanswered question of session %s", question.session_id)
 

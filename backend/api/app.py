@@ -21,7 +21,11 @@ from backend.api.auth import Authenticator, declare_api_keys
 from backend.api.body_limit import BodyLimit, declare_body_limit
 from backend.api.chats import Chats
 from backend.api.deps import current_user
-from backend.api.errors import drop_fastapi_validation_responses, install_error_handlers
+from backend.api.errors import (
+    declare_database_unavailable,
+    drop_fastapi_validation_responses,
+    install_error_handlers,
+)
 from backend.api.head import HeadAsGet
 from backend.api.routes import chat, chats, documents, health, history, openai
 from backend.api.schemas import MESSAGE_MAX_CHARS
@@ -124,12 +128,14 @@ def _routes_to(router: APIRouter, endpoint: Callable[..., Any]) -> Callable[[Sco
 
 # Routes that need no API key: health stays open either way (load balancers' healthchecks).
 _OPEN_ROUTERS = (health.router,)
+# The operations that never touch the database, while API keys are off (checking a key reads the database).
+_WITHOUT_DATABASE = frozenset({("/v1/models", "get")})
 
 
 def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
-    """The OpenAPI document with what FastAPI cannot know: the contract's 400 for invalid input, and the upload
-    limits and the body limit, which are settings (read when the document is first asked for, once the services
-    are built)."""
+    """The OpenAPI document with what FastAPI cannot know: the contract's 400 for invalid input, the 503 of the
+    database server away, and the upload limits and the body limit, which are settings (read when the document is
+    first asked for, once the services are built)."""
     generate = app.openapi
 
     def openapi() -> dict:
@@ -140,7 +146,9 @@ def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
                 max_file_bytes=app.state.services.settings.max_upload_bytes,
             )
             declare_body_limit(schema, max_bytes=api_settings.max_json_body_bytes)
-            if app.state.authenticator.enabled:
+            keys = app.state.authenticator.enabled
+            declare_database_unavailable(schema, without=frozenset() if keys else _WITHOUT_DATABASE)
+            if keys:
                 declare_api_keys(schema, frozenset(route.path for r in _OPEN_ROUTERS for route in r.routes))
             app.openapi_schema = schema
         return app.openapi_schema

@@ -3,11 +3,12 @@
 A chat needs no record to exist: uploading or asking in it is enough (ADR-007). So the list holds the named chats
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
 chat's conversation in the history session of the same id; every session asked in a chat belongs to it
-(backend/conversations.py), so deleting a chat clears them all. A chat exists while it has any of these — a name,
-documents, files being indexed, a conversation — and once deleted it has none, so its routes answer 404. It is
-not made again by an upload or a question sent to its id (from a browser tab still showing it, say): those answer
-410 CHAT_DELETED, so the new file or message does not become a chat of its own that the user thought was the old
-one. A deleted chat is told from an id never used by the note its deletion leaves (backend/stores/chats.py). Only
+(backend/conversations.py), so deleting a chat clears them all; they stay its, for no other chat to take up, and an
+answer still being written in it is not saved (ChatWasDeleted, backend/stores/memory.py). A chat exists while it
+has any of these — a name, documents, files being indexed, a conversation — and once deleted it has none, so its
+routes answer 404. It is not made again by an upload or a question sent to its id (from a browser tab still showing
+it, say): those answer 410 CHAT_DELETED, so the new file or message does not become a chat of its own that the user
+thought was the old one. A deleted chat is told from an id never used by the note its deletion leaves (backend/stores/chats.py). Only
 a question that names no chat, which goes to the default chat, makes a deleted default chat again.
 
 With API keys on (backend/api/auth.py) a chat belongs to the user who made it, or who first uploaded or asked in
@@ -222,6 +223,7 @@ class Chats:
             )
         documents_deleted = self._ingestion.delete_chat(chat_id)
         self._jobs.forget_chat(chat_id)
+        # Notes the deletion with the conversation's removal, so an answer still being written is not saved after.
         messages_deleted = self._memory.clear_chat(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)

@@ -4,7 +4,7 @@ AxiomError carries its own code and status; what FastAPI and Starlette raise the
 unknown routes, wrong methods) is translated here; anything else is logged and answered with a bare 500, so no
 stack trace or internal message ever reaches a client; only the database server going away is told as such (503
 DATABASE_UNAVAILABLE), since the next request reconnects. The OpenAPI document is made to say the same (400 for an
-invalid request, not FastAPI's 422).
+invalid request, not FastAPI's 422; that 503 on every operation that touches the database).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Match, Route
 
 from backend.api.answers import NO_SURROGATE_RULE
-from backend.api.schemas import PATTERN_RULES
+from backend.api.schemas import PATTERN_RULES, RETRY_AFTER
 from backend.errors import AxiomError
 from backend.stores.database import unavailable
 
@@ -154,6 +154,28 @@ def drop_fastapi_validation_responses(openapi: dict[str, Any]) -> dict[str, Any]
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
     return openapi
+
+
+def declare_database_unavailable(openapi: dict[str, Any], *, without: frozenset[tuple[str, str]]) -> None:
+    """The 503 DATABASE_UNAVAILABLE, with its Retry-After, on every operation but those of ``without`` ((path,
+    method) pairs that never touch the database): any store call fails so while the database server is away. An
+    operation with a 503 of its own (SERVER_BUSY, …), of the same body, has its description say this one too."""
+    unavailable = {
+        "description": "DATABASE_UNAVAILABLE: the database server is not reachable right now (a restart, a network "
+        "cut); nothing stored is lost, ask again after Retry-After",
+        "headers": RETRY_AFTER,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    for path, operations in openapi.get("paths", {}).items():
+        for method, operation in operations.items():
+            if (path, method) in without:
+                continue
+            responses = operation.setdefault("responses", {})
+            declared = responses.get("503")
+            responses["503"] = unavailable if declared is None else {
+                **declared, "description": f"{declared['description']}; or {unavailable['description']}",
+                "headers": {**RETRY_AFTER, **declared.get("headers", {})},
+            }
 
 
 def install_error_handlers(app: FastAPI, routers: Iterable[APIRouter]) -> None:

@@ -57,16 +57,17 @@ class ErrorBody(BaseModel):
         return cls(**error.to_body())
 
 
-_RETRY_AFTER = {
+RETRY_AFTER = {
     "Retry-After": {
-        "description": "With SERVER_BUSY: seconds to wait before asking again", "schema": {"type": "integer"}
+        "description": "With SERVER_BUSY or DATABASE_UNAVAILABLE: seconds to wait before asking again",
+        "schema": {"type": "integer"},
     }
 }
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error statuses a route can answer with."""
-    return {status: {"model": ErrorBody, **({"headers": _RETRY_AFTER} if status == 503 else {})} for status in statuses}
+    return {status: {"model": ErrorBody, **({"headers": RETRY_AFTER} if status == 503 else {})} for status in statuses}
 
 
 # --- health -------------------------------------------------------------------------------------------------

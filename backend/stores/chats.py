@@ -7,7 +7,9 @@ With API keys on (AXIOM_AUTH=api-key) a record also says whose chat it is (``own
 made with auth off): every chat a user makes or first uses gets one (``claim``), so each has an owner.
 
 Removing a record leaves a note that the chat was deleted (``schema.deleted_chats``, with its title and owner):
-what tells a deleted chat, which an upload or a question must not make again, from an id never used.
+what tells a deleted chat, which an upload or a question must not make again, from an id never used. The note is
+written first in the same transaction that clears the chat's conversation (``MemoryStore.clear_chat``), so an
+answer saved after that is refused rather than left behind in a chat that is gone.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, Row, delete, select
+from sqlalchemy import Connection, Engine, Row, delete, select
 
 from backend.ids import validate_id
 from backend.stores.dialect import upsert_insert
@@ -110,18 +112,8 @@ class ChatStore:
     def remove(self, chat_id: str) -> bool:
         """Deletes the record, if any, and notes that the chat was deleted (see ``deleted``)."""
         with self._engine.begin() as db:
-            removed = db.execute(
-                delete(chats).where(chats.c.id == _chat(chat_id)).returning(chats.c.title, chats.c.owner)
-            ).one_or_none()
-            title, owner = removed if removed is not None else (None, None)
-            note = upsert_insert(db, deleted_chats).values(
-                chat_id=chat_id, title=title, owner=owner, deleted_at=time.time()
-            )
-            db.execute(note.on_conflict_do_update(
-                index_elements=[deleted_chats.c.chat_id],
-                set_={name: note.excluded[name] for name in ("title", "owner", "deleted_at")},
-            ))
-        return removed is not None
+            note_deletion(db, _chat(chat_id))
+            return db.execute(delete(chats).where(chats.c.id == chat_id)).rowcount > 0
 
     def deleted(self, chat_id: str) -> DeletedChatRecord | None:
         """The note that the chat was deleted, if it ever was (and the note was not forgotten since)."""
@@ -137,6 +129,17 @@ class ChatStore:
         """For a deleted chat that is in use again (made on purpose): an id like any other from now on."""
         with self._engine.begin() as db:
             db.execute(delete(deleted_chats).where(deleted_chats.c.chat_id == _chat(chat_id)))
+
+
+def note_deletion(db: Connection, chat_id: str) -> None:
+    """Notes in ``db``'s transaction that the chat is deleted, with the title and owner of its record (if any)."""
+    record = db.execute(select(chats.c.title, chats.c.owner).where(chats.c.id == chat_id)).one_or_none()
+    title, owner = record if record is not None else (None, None)
+    note = upsert_insert(db, deleted_chats).values(chat_id=chat_id, title=title, owner=owner, deleted_at=time.time())
+    db.execute(note.on_conflict_do_update(
+        index_elements=[deleted_chats.c.chat_id],
+        set_={name: note.excluded[name] for name in ("title", "owner", "deleted_at")},
+    ))
 
 
 def _record(row: Row) -> ChatRecord:

@@ -23,6 +23,7 @@ class LockSpace(IntEnum):
 
     SESSION = 1  # a conversation's messages
     DOCUMENT = 2  # a document being stored: held by the process storing it
+    CHAT = 3  # a chat's conversation being saved to, or deleted
 
 
 def upsert_insert(connection: Connection, table: Table) -> sqlite.Insert | postgresql.Insert:

@@ -7,9 +7,16 @@ the same millisecond (or under a clock step backwards) keep the order they were 
 session take turns (``dialect.take_turn``), so an exchange's two rows are adjacent in it and a session's rows
 become visible in their order.
 
-A session belongs to one chat (``sessions``): the chat it was first used in. Databases written before that table
-existed keep working: their sessions have no row until their first use binds them, and a chat's own session (the
-one with the chat's id, as the web UI keeps it) counts as the chat's until then.
+A session belongs to one chat (``sessions``): the chat it was first used in, for good (only clearing the session
+itself frees it). Databases written before that table existed keep working: their sessions have no row until their
+first use binds them, and a chat's own session (the one with the chat's id, as the web UI keeps it) counts as the
+chat's until then.
+
+A chat can be deleted while an answer in it is being written. Deleting clears its conversation and notes the
+deletion in one transaction (``clear_chat``), and an answer is saved naming its chat (``add_exchange``), in a
+transaction that checks for that note after its first write: both hold the chat's turn (PostgreSQL; SQLite's
+single writer does the same), so an answer is either saved before the chat's conversation is cleared, and cleared
+with it, or refused with ChatWasDeleted, never left behind in a chat that is gone.
 """
 
 from __future__ import annotations
@@ -17,17 +24,19 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, cast, get_args
 
 from sqlalchemy import Connection, Engine, Row, String, delete, exists, func, literal, select, union
 
-from backend.errors import ValidationFailed
+from backend.errors import ChatWasDeleted, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.base import ChatMessage
+from backend.stores.chats import note_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
-from backend.stores.schema import messages, sessions
+from backend.stores.schema import deleted_chats, messages, sessions
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -75,31 +84,35 @@ class MemoryStore:
         return message
 
     def add_exchange(
-        self, session_id: str, question: str, answer: str, metadata: dict[str, Any] | None = None
+        self, session_id: str, question: str, answer: str, metadata: dict[str, Any] | None = None, *,
+        chat_id: str | None = None,
     ) -> tuple[StoredMessage, StoredMessage]:
         """The user's question and the assistant's answer (with its metadata), both or neither. The same question
-        kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy."""
-        exchange = (
+        kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy.
+        With ``chat_id``, the chat asked in: raises ChatWasDeleted, writing nothing, if it was deleted since."""
+        question_message, answer_message = (
             _new_message(session_id, "user", question, None),
             _new_message(session_id, "assistant", answer, metadata),
         )
         with self._engine.begin() as db:
-            take_turn(db, LockSpace.SESSION, exchange[0].session_id)
-            earlier = _unanswered_tail(db, exchange[0].session_id, question)
+            _take_turns(db, question_message.session_id, chat_id)
+            earlier = _unanswered_tail(db, question_message.session_id, question)
+            _insert(db, question_message)
+            _refuse_if_deleted(db, chat_id)
             if earlier is not None:
                 db.execute(delete(messages).where(messages.c.id == earlier))
-            for message in exchange:
-                _insert(db, message)
-        return exchange
+            _insert(db, answer_message)
+        return question_message, answer_message
 
-    def keep_unanswered(self, session_id: str, question: str) -> None:
+    def keep_unanswered(self, session_id: str, question: str, *, chat_id: str | None = None) -> None:
         """Saves a question whose answer failed, marked ``answered: false``, unless it is already the session's
-        last message (a retry that failed again)."""
+        last message (a retry that failed again), or its chat ``chat_id`` was deleted since."""
         message = _new_message(session_id, "user", question, {"answered": False})
-        with self._engine.begin() as db:
-            take_turn(db, LockSpace.SESSION, message.session_id)
+        with suppress(ChatWasDeleted), self._engine.begin() as db:
+            _take_turns(db, message.session_id, chat_id)
             if _unanswered_tail(db, message.session_id, question) is None:
                 _insert(db, message)
+                _refuse_if_deleted(db, chat_id)
 
     def recent(self, session_id: str, limit: int) -> list[StoredMessage]:
         """The last ``limit`` messages of a session, oldest first."""
@@ -172,12 +185,15 @@ class MemoryStore:
             ).scalar_one()
 
     def clear_chat(self, chat_id: str) -> int:
-        """Removes every session of the chat, messages and bindings; returns how many messages there were."""
+        """For a chat being deleted: removes the messages of all its sessions and notes that the chat was deleted
+        (backend/stores/chats.py), at once, so an answer saved in it from then on is refused (``add_exchange``).
+        Its sessions stay bound to it: none can be used in another chat. Returns how many messages there were."""
         with self._engine.begin() as db:
+            take_turn(db, LockSpace.CHAT, _chat(chat_id))
             deleted = db.execute(
-                delete(messages).where(messages.c.session_id.in_(_chat_sessions(_chat(chat_id))))
+                delete(messages).where(messages.c.session_id.in_(_chat_sessions(chat_id)))
             ).rowcount
-            db.execute(delete(sessions).where(sessions.c.chat_id == chat_id))
+            note_deletion(db, chat_id)
             return deleted
 
     def last_exchange(self, session_id: str, window: int = 4) -> tuple[StoredMessage, StoredMessage] | None:
@@ -222,6 +238,30 @@ def _new_message(session_id: str, role: Role, content: str, metadata: dict[str, 
         # and metadata that is not JSON fails here, before anything is written.
         metadata=json.loads(json.dumps(metadata or {})), timestamp=timestamp,
     )
+
+
+def _take_turns(db: Connection, session_id: str, chat_id: str | None) -> None:
+    """The chat's turn first (``clear_chat`` takes it alone), then the session's."""
+    if chat_id is not None:
+        take_turn(db, LockSpace.CHAT, _chat(chat_id))
+    take_turn(db, LockSpace.SESSION, session_id)
+
+
+def _refuse_if_deleted(db: Connection, chat_id: str | None) -> None:
+    """Raises ChatWasDeleted if the chat was deleted. Called after the transaction's first write: SQLite's write
+    lock is held from then until the commit, as the chat's turn is on PostgreSQL, so no deletion comes between."""
+    if chat_id is None:
+        return
+    deleted = db.execute(
+        select(deleted_chats.c.title).where(deleted_chats.c.chat_id == chat_id)
+    ).one_or_none()
+    if deleted is not None:
+        name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
+        raise ChatWasDeleted(
+            f"{name} was deleted while this answer was being written, perhaps in another window: the question and "
+            "its answer were not saved.",
+            chat_id=chat_id,
+        )
 
 
 def _unanswered_tail(db: Connection, session_id: str, question: str) -> str | None:

@@ -52,6 +52,12 @@ def assert_database_unavailable(response: httpx.Response) -> None:
 def test_with_the_database_down_requests_fail_with_503_and_work_again_once_it_is_back(service):
     ask = {"message": QUESTION, "chat_id": CHAT, "session_id": "during-outage"}
     with httpx.Client(base_url=service.url, timeout=600) as client:
+        paths = client.get("/openapi.json").json()["paths"]
+        for path, method in [("/health", "get"), ("/chats", "get"), ("/chat/{chat_id}/documents", "get"),
+                             ("/chat/history/{session_id}", "get"), ("/chat/", "post"),
+                             ("/chat/{chat_id}/stream", "post"), ("/chat/{chat_id}/documents", "post")]:
+            declared = paths[path][method]["responses"]["503"]  # as the document says, for each request below
+            assert "DATABASE_UNAVAILABLE" in declared["description"] and "Retry-After" in declared["headers"]
         with service.database.down():
             assert_database_unavailable(client.get("/health"))  # a load balancer's check sees it too
             assert_database_unavailable(client.get("/chats"))

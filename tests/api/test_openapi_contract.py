@@ -61,6 +61,16 @@ def test_the_document_declares_the_constraints_the_code_enforces(server):
     assert all("400" in codes for (path, _), codes in statuses.items()
                if path not in ("/chats", "/health", "/v1/models")) and "400" in statuses["/chats", "post"]
     assert "HTTPValidationError" not in schemas
+    # The database server away is a 503 with Retry-After on every operation that reads or writes it: all but the
+    # model list (with keys off; test_auth.py has keys on).
+    for (path, method), codes in statuses.items():
+        if (path, method) == ("/v1/models", "get"):
+            assert "503" not in codes
+            continue
+        unavailable = paths[path][method]["responses"]["503"]
+        assert "DATABASE_UNAVAILABLE" in unavailable["description"], (path, method)
+        assert "Retry-After" in unavailable["headers"], (path, method)
+        assert unavailable["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
 
 
 def test_a_request_that_breaks_a_declared_pattern_is_told_the_rule_not_the_regex(server):

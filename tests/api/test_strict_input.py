@@ -157,9 +157,10 @@ def test_deleting_a_chat_clears_every_session_of_it(client, server):
     for session_id in ("doomed", api_session):
         assert_error(client.get(f"/chat/history/{session_id}"), 404, "NOT_FOUND", session_id=session_id)
     assert client.get("/chat/history/bystander").json() == bystander
-    # The deleted chat's sessions are free again: a session id reused elsewhere starts empty.
-    assert ask(client, "beta", api_session)["session_id"] == api_session
-    assert len(client.get(f"/chat/history/{api_session}").json()["messages"]) == 2
+    # The deleted chat's sessions stay its: no other chat takes them up (nor an answer finished after the delete).
+    refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "beta", "session_id": api_session})
+    assert_error(refused, 404, "NOT_FOUND", session_id=api_session, chat_id="beta")
+    assert_error(client.get(f"/chat/history/{api_session}"), 404, "NOT_FOUND", session_id=api_session)
 
 
 # --- strict input -------------------------------------------------------------------------------------------

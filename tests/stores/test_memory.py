@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import Engine, exc, select, text, update
 
 from backend.config import Settings
-from backend.errors import ValidationFailed
+from backend.errors import ChatWasDeleted, ValidationFailed
+from backend.stores.chats import ChatStore
 from backend.stores.database import open_database
 from backend.stores.memory import MemoryStore, MemoryWindows, StoredMessage
 from backend.stores.schema import messages
@@ -397,10 +398,53 @@ def test_clearing_a_chat_removes_every_session_of_it_and_nothing_else(memory: Me
 
     assert not memory.has_conversation("alpha")
     assert memory.history("alpha") == memory.history("api-1") == []
-    assert memory.chat_of("api-1") is None
+    assert memory.chat_of("api-1") == "alpha"  # still the deleted chat's: no other chat can take it up
     assert contents(memory.history("api-2")) == ["question in api-2", "answer"]
     assert memory.chat_of("beta") == "beta" and memory.has_conversation("beta")
     assert contents(memory.history("unbound")) == ["a session never bound"]
+
+
+def test_an_answer_saved_after_its_chat_was_deleted_is_refused_and_nothing_is_written(
+    memory: MemoryStore, database: Engine
+) -> None:
+    ChatStore(database).create("Tax returns", chat_id="alpha")
+    memory.bind("s1", "alpha")
+    memory.add_exchange("s1", "q1", "a1", chat_id="alpha")
+    memory.keep_unanswered("s1", "q2", chat_id="alpha")
+
+    assert memory.clear_chat("alpha") == 3
+    assert ChatStore(database).deleted("alpha").title == "Tax returns"  # noted with the clearing, record still there
+
+    with pytest.raises(ChatWasDeleted, match="“Tax returns” was deleted while this answer was being written"):
+        memory.add_exchange("s1", "q3", "a3", chat_id="alpha")
+    memory.keep_unanswered("s1", "q4", chat_id="alpha")
+    assert memory.history("s1") == [] and not memory.has_conversation("alpha")
+    memory.add_exchange("other", "q", "a", chat_id="beta")  # another chat is untouched
+    assert contents(memory.history("other")) == ["q", "a"]
+
+
+def test_answers_saved_while_their_chat_is_deleted_are_either_cleared_with_it_or_refused(
+    memory: MemoryStore,
+) -> None:
+    """Savers racing the deletion: whichever goes first, nothing is left in the deleted chat."""
+    memory.bind("racing", "alpha")
+    start = threading.Barrier(THREADS + 1)
+
+    def save(n: int) -> bool:
+        start.wait()
+        try:
+            memory.add_exchange("racing", f"q{n}", f"a{n}", chat_id="alpha")
+        except ChatWasDeleted:
+            return False
+        return True
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        saved = [pool.submit(save, n) for n in range(THREADS)]
+        start.wait()
+        cleared = memory.clear_chat("alpha")
+        saved = sum(future.result() for future in saved)
+    assert cleared == 2 * saved
+    assert memory.history("racing") == []
 
 
 def test_the_session_named_after_a_chat_is_not_that_chats_once_bound_elsewhere(memory: MemoryStore) -> None:

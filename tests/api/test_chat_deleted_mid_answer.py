@@ -1,0 +1,115 @@
+"""A chat deleted while an answer in it is being written: the answer is not saved into the gone chat (where its
+session would keep it, and carry it into another chat), the stream ends with the 410 CHAT_DELETED error event
+instead of done, and the deleted chat's sessions cannot be used in another chat."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from tests.api.server import serve
+from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, stream_events, upload
+from tests.rag.scripted import ScriptedLLM
+from tests.support.postgres import DATABASES
+
+NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
+QUESTION = "How long is the Quorra river?"
+
+
+class HeldAnswerLLM(ScriptedLLM):
+    """Once ``hold`` is set, writes its whole answer and then waits for ``release`` before it ends: the chat is
+    deleted at the moment an answer is written but not saved yet. (A stand-in: the real model cannot be stopped
+    at that point.)"""
+
+    def __init__(self) -> None:
+        super().__init__("The Quorra is 412 kilometres long [Source 1].")
+        self.hold = threading.Event()
+        self.written = threading.Event()
+        self.release = threading.Event()
+
+    def stream(self, messages, params, cancelled=None):
+        yield from super().stream(messages, params, cancelled)
+        if self.hold.is_set():
+            self.written.set()
+            self.release.wait(BACKGROUND_WAIT_SECONDS)
+
+
+@pytest.fixture(scope="module")
+def llm() -> HeldAnswerLLM:
+    return HeldAnswerLLM()
+
+
+@pytest.fixture(scope="module", params=DATABASES)
+def server(request, build_app_services, tmp_path_factory, new_database_url, llm):
+    services = build_app_services(
+        tmp_path_factory.mktemp("held"), llm=llm, database_url=new_database_url(request.param)
+    )
+    with serve(services) as running:
+        yield running
+    services.database.dispose()
+
+
+def deleted_while_answering(client: httpx.Client, llm: HeldAnswerLLM, chat_id: str, ask) -> tuple[dict, object]:
+    """``ask()`` runs until its answer is written, then the chat is deleted, then the answer goes on to be saved;
+    returns what the deletion reported and what ``ask()`` returned."""
+    llm.hold.set()
+    llm.written.clear()
+    llm.release.clear()
+    with ThreadPoolExecutor(1) as pool:
+        asked = pool.submit(ask)
+        try:
+            assert llm.written.wait(BACKGROUND_WAIT_SECONDS), "the answer was not written"
+            deleted = client.delete(f"/chats/{chat_id}")
+        finally:
+            llm.hold.clear()
+            llm.release.set()
+        assert deleted.status_code == 200, deleted.text
+        return deleted.json(), asked.result()
+
+
+def history(client: httpx.Client, session_id: str) -> httpx.Response:
+    return client.get(f"/chat/history/{session_id}")
+
+
+def test_a_chat_deleted_while_an_answer_streams_keeps_nothing_and_the_stream_says_so(client, llm):
+    assert upload(client, "c2", NOTES).status_code == 200
+    assert client.post("/chat/", json={"message": QUESTION, "chat_id": "c2", "session_id": "s2"}).status_code == 200
+
+    deleted, events = deleted_while_answering(
+        client, llm, "c2",
+        lambda: stream_events(client, "/chat/c2/stream", {"message": QUESTION, "session_id": "s2"}),
+    )
+
+    assert deleted["messages_deleted"] == 2  # the exchange before: the one being written was not saved
+    names = [name for name, _ in events]
+    assert "token" in names and "done" not in names and names[-1] == "error"
+    error = events[-1][1]
+    assert error["error"] == "CHAT_DELETED" and error["details"] == {"chat_id": "c2"}
+    assert "was deleted while this answer was being written" in error["message"]
+    assert_error(history(client, "s2"), 404, "NOT_FOUND", session_id="s2")
+    # Its session is still the deleted chat's: another chat cannot take it up.
+    assert upload(client, "c1", NOTES).status_code == 200
+    refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "c1", "session_id": "s2"})
+    assert_error(refused, 404, "NOT_FOUND", session_id="s2", chat_id="c1")
+    assert_error(history(client, "s2"), 404, "NOT_FOUND", session_id="s2")
+    assert_error(client.delete("/chats/c2"), 404, "NOT_FOUND", chat_id="c2")  # it did not come back
+
+
+def test_a_chat_deleted_while_an_answer_is_written_is_a_410_and_keeps_nothing(client, llm):
+    assert upload(client, "c3", NOTES).status_code == 200
+
+    deleted, answered = deleted_while_answering(
+        client, llm, "c3",
+        lambda: client.post("/chat/", json={"message": QUESTION, "chat_id": "c3", "session_id": "s3"}),
+    )
+
+    assert deleted["messages_deleted"] == 0
+    refused = assert_error(answered, 410, "CHAT_DELETED", chat_id="c3")
+    assert "the question and its answer were not saved" in refused["message"]
+    assert_error(history(client, "s3"), 404, "NOT_FOUND", session_id="s3")
+    assert upload(client, "c1", NOTES).status_code == 200
+    refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "c1", "session_id": "s3"})
+    assert_error(refused, 404, "NOT_FOUND", session_id="s3", chat_id="c1")
