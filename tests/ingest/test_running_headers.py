@@ -94,6 +94,30 @@ def test_a_number_following_the_pages_on_two_pages_only_stays() -> None:
     assert lines[1][-1] == "Page 1" and all(lines[number] == _body(number) for number in (2, 4, 6, 7, 8))
 
 
+def test_a_number_near_the_edge_of_a_page_numbered_with_bare_numbers_stays() -> None:
+    """The pages end in their bare numbers ("4"): a table's "1995" just above one, read as "#" too, stays."""
+    pdf = pdf_files.pdf([
+        [*_body(n), *(["Founded in", "1995"] if n == 4 else []), str(n)] for n in range(1, 7)
+    ])
+
+    lines = _lines(load_document("report.pdf", pdf))
+
+    assert lines[4] == [*_body(4), "Founded in", "1995"]
+    assert lines[1][-1] == "1" and all(lines[number] == _body(number) for number in (2, 3, 5, 6))
+
+
+def test_a_line_like_a_running_header_but_with_other_numbers_stays() -> None:
+    """Every page is headed "Axolotl Survey 2024"; one ends naming the survey before it, the same but its year."""
+    pdf = pdf_files.pdf([
+        ["Axolotl Survey 2024", *_body(n), *(["Axolotl Survey 2023"] if n == 4 else [])] for n in range(1, 7)
+    ])
+
+    lines = _lines(load_document("survey.pdf", pdf))
+
+    assert lines[4] == [*_body(4), "Axolotl Survey 2023"]
+    assert lines[1][0] == "Axolotl Survey 2024" and all(lines[n] == _body(n) for n in (2, 3, 5, 6))
+
+
 def test_a_line_on_few_pages_stays() -> None:
     pdf = pdf_files.pdf([[*_body(n), "Draft" if n in (2, 5) else "Final"] for n in range(1, 9)])
 

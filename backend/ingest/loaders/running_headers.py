@@ -13,7 +13,9 @@ few lines of pages in one of two ways:
 
 A line repeating with the same numbers on a stretch of pages and other numbers on the next ("Exhibit
 2.3.59-51" on the pages of one exhibit) names a section, not a page: it is kept, as is every line away from
-the edges, a line found on few pages, and every line of a document of few pages.
+the edges, a line found on few pages, and every line of a document of few pages. So is a line of a running
+line's shape that does not repeat it: other text, or numbers that are not the page's by the running line's
+offset (a table's "1995" near the bottom of a page, in a document whose pages end in their bare numbers "7").
 
 Each running line stays where it first appears: the journal's name, the form's title or the notice are still
 found once, quoted there and cited on their page; only the repetitions go. A page left without text is
@@ -61,9 +63,29 @@ class _Candidate:
         ]
         return {offsets[0][i] for i in range(len(offsets[0])) if len({each[i] for each in offsets}) == 1}
 
-    def same_at_edge(self, min_pages: float) -> bool:
+    def same_at_edge(self, min_pages: float) -> str | None:
+        """The line, word for word, at the very edge of enough pages; None if it is not the same there."""
         at_edge = [line for line, depth in self.found.values() if depth < _SAME_LINE_DEPTH]
-        return len(at_edge) >= min_pages and len(set(at_edge)) == 1
+        return at_edge[0] if len(at_edge) >= min_pages and len(set(at_edge)) == 1 else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Running:
+    """A running line: the page it is kept on, how deep it is removed from the others, and which lines of its
+    pattern repeat it: those whose text is ``text``, or else those numbering the pages by one of ``offsets``
+    (a table's "1995" or a total near the bottom of a page is not its bare page number "7")."""
+
+    kept_on: int
+    depth: int
+    text: str | None = None
+    offsets: frozenset[int] = frozenset()
+
+    def repeated_by(self, line: str, page: int, depth: int) -> bool:
+        if page <= self.kept_on or depth >= self.depth:
+            return False
+        if self.text is not None:
+            return line == self.text
+        return any(int(number) - page in self.offsets for number in _NUMBER.findall(line))
 
 
 def without_running_headers(pages: Sequence[Page]) -> list[Page]:
@@ -76,19 +98,21 @@ def without_running_headers(pages: Sequence[Page]) -> list[Page]:
         for index, depth in _near_edges(lines).items():
             candidates[_pattern(lines[index])].found.setdefault(page.number, (lines[index], depth))
     min_pages = max(_MIN_REPEATS, _MIN_SHARE * len(pages))
-    numbering = _numbering_pages(candidates, min_pages)
-    running = {  # pattern: (the page it is kept on, how deep it is removed from the others)
-        pattern: (min(candidate.found), _PAGE_NUMBER_DEPTH if pattern in numbering else _SAME_LINE_DEPTH)
-        for pattern, candidate in candidates.items()
-        if pattern in numbering or candidate.same_at_edge(min_pages)
+    running = {
+        pattern: _Running(min(candidates[pattern].found), _PAGE_NUMBER_DEPTH, offsets=offsets)
+        for pattern, offsets in _numbering_pages(candidates, min_pages).items()
     }
+    for pattern, candidate in candidates.items():  # never numbering the pages: the same on each
+        if (text := candidate.same_at_edge(min_pages)) is not None:
+            first = min(page for page, (line, _) in candidate.found.items() if line == text)
+            running[pattern] = _Running(first, _SAME_LINE_DEPTH, text=text)
     kept = []
     for page in pages:
         lines = page.text.split("\n")
         repeated = {
             index for index, depth in _near_edges(lines).items()
-            if (kept_on_and_depth := running.get(_pattern(lines[index])))
-            and kept_on_and_depth[0] < page.number and depth < kept_on_and_depth[1]
+            if (line_running := running.get(_pattern(lines[index])))
+            and line_running.repeated_by(lines[index], page.number, depth)
         }
         text = normalise_text("\n".join(line for index, line in enumerate(lines) if index not in repeated))
         if text:
@@ -96,16 +120,19 @@ def without_running_headers(pages: Sequence[Page]) -> list[Page]:
     return kept
 
 
-def _numbering_pages(candidates: dict[str, _Candidate], min_pages: float) -> set[str]:
-    """The lines numbering the pages: those with a number that is the page's plus an offset that such lines
-    have on enough pages between them."""
+def _numbering_pages(candidates: dict[str, _Candidate], min_pages: float) -> dict[str, frozenset[int]]:
+    """The lines numbering the pages, each with its offsets: those by which one of its numbers is the page's,
+    and that such lines have on enough pages between them."""
     pages_by_offset: defaultdict[int, set[int]] = defaultdict(set)
     offsets = {pattern: candidate.page_offsets() for pattern, candidate in candidates.items()}
     for pattern, candidate in candidates.items():
         for offset in offsets[pattern]:
             pages_by_offset[offset].update(candidate.found)
     numbered = {offset for offset, on_pages in pages_by_offset.items() if len(on_pages) >= min_pages}
-    return {pattern for pattern, pattern_offsets in offsets.items() if pattern_offsets & numbered}
+    return {
+        pattern: frozenset(pattern_offsets & numbered)
+        for pattern, pattern_offsets in offsets.items() if pattern_offsets & numbered
+    }
 
 
 def _near_edges(lines: list[str]) -> dict[int, int]:
