@@ -35,7 +35,8 @@ def unexpected_error() -> AxiomError:
 
 def client_error(error: Exception) -> AxiomError:
     """What a client is told about ``error``: an AxiomError as it is; the database server gone away (a restart, a
-    network cut) as 503 DATABASE_UNAVAILABLE, logged as a warning; anything else logged whole and told as 500."""
+    network cut; ``unavailable`` decides) as 503 DATABASE_UNAVAILABLE, logged as a warning; anything else, a
+    deadlock or a statement timeout too, logged whole and told as 500."""
     if isinstance(error, AxiomError):
         return error
     if isinstance(error, DBAPIError) and (database_down := unavailable(error)) is not None:

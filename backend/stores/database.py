@@ -58,15 +58,31 @@ _RETRY_AFTER_SECONDS = 5
 _CONNECT_TIMEOUT_SECONDS = 10
 
 
+# The SQLSTATEs of a server going away: shut down (57P01, a restart; pg_terminate_backend), crashed (57P02),
+# starting up or stopping (57P03). Class 08 (connection exception) is matched whole.
+_SERVER_AWAY = frozenset({"57P01", "57P02", "57P03"})
+
+
 def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
-    """The error a client is told when the database server stopped answering (refused, shut down, the connection
-    cut); None for any other database error. SQLite's OperationalError is not one: it also means bad SQL."""
-    if not (error.connection_invalidated or isinstance(error.orig, psycopg.OperationalError)):
+    """The error a client is told when the database server cannot be reached (refused, shut down, the connection
+    cut, no connection slot free); None for any other database error. psycopg makes many server errors
+    OperationalErrors (a deadlock, a statement timeout, a full disk): those are failures to log and fix, not
+    outages to wait out. A failure to connect carries no SQLSTATE in psycopg, whatever the server said, so it is
+    one: among them too_many_connections (53300), rightly, since slots free up as other clients finish. SQLite's
+    OperationalError is never one: it means bad SQL, or a lock held past the 30 s busy timeout (a bug)."""
+    if not (error.connection_invalidated or _server_away(error.orig)):
         return None
     return DatabaseUnavailable(
         "The database is not reachable right now; try again in a moment. Nothing already stored is lost.",
         retry_after_seconds=_RETRY_AFTER_SECONDS,
     )
+
+
+def _server_away(error: BaseException | None) -> bool:
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = error.sqlstate
+    return state is None or state.startswith("08") or state in _SERVER_AWAY
 
 
 def database_url(settings: Settings) -> URL:

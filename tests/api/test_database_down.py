@@ -1,7 +1,8 @@
 """The database server going away under a running service: a real PostgreSQL (its own, so no other test sees it
 down) is shut down after a file was uploaded, and requests go over HTTP. Every route that needs the database
 answers 503 DATABASE_UNAVAILABLE with Retry-After, not a bare 500; once the server is back, the same service
-answers again without a restart, with nothing lost."""
+answers again without a restart, with nothing lost. Any other database failure (a statement timeout, a
+deadlock) is a bug or a fault to fix, not an outage: a 500, logged whole."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
+import psycopg
 import pytest
 
 from tests.api.server import serve
@@ -27,6 +29,7 @@ QUESTION = "What can axolotls regrow?"
 class Service:
     url: str
     database: PostgresServer
+    database_url: str
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +37,12 @@ def service(postgres_server, build_app_services, tmp_path_factory) -> Iterator[S
     # postgres_server: skipped or failed the way every PostgreSQL test is when the binaries are missing.
     database = PostgresServer.start(find_binaries())
     try:
-        services = build_app_services(tmp_path_factory.mktemp("axiom"), database_url=database.create_database())
+        database_url = database.create_database()
+        services = build_app_services(tmp_path_factory.mktemp("axiom"), database_url=database_url)
         with serve(services) as running:
             with httpx.Client(base_url=running.url, timeout=300) as client:
                 assert upload(client, CHAT, NOTES).status_code == 200
-            yield Service(running.url, database)
+            yield Service(running.url, database, database_url)
     finally:
         database.stop()
 
@@ -74,3 +78,23 @@ def test_with_the_database_down_requests_fail_with_503_and_work_again_once_it_is
         assert {source["filename"] for source in response.json()["sources"]} == {NOTES[0]}
         events = stream_events(client, f"/chat/{CHAT}/stream", {"message": QUESTION, "session_id": "after"})
         assert events[-1][0] == "done"
+
+
+def test_a_statement_timeout_is_an_internal_error_not_the_database_unavailable(service):
+    """psycopg's QueryCanceled is an OperationalError, as a refused connection is; the server answered, though:
+    a 500 INTERNAL_ERROR, not "not reachable, try again"."""
+    with psycopg.connect(service.database_url, autocommit=True) as admin:
+        name = admin.execute("SELECT current_database()").fetchone()[0]
+        # The service's pooled connections are closed each time, so the ones it opens next take the setting.
+        close_others = ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        admin.execute(f'ALTER DATABASE "{name}" SET statement_timeout = 500')
+        admin.execute(close_others)
+        try:
+            with psycopg.connect(service.database_url) as holder, holder.transaction():
+                holder.execute("LOCK TABLE chats IN ACCESS EXCLUSIVE MODE")  # the listing waits, then times out
+                with httpx.Client(base_url=service.url, timeout=60) as client:
+                    assert_error(client.get("/chats"), 500, "INTERNAL_ERROR")
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" RESET statement_timeout')
+            admin.execute(close_others)

@@ -8,13 +8,15 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import psycopg
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from psycopg import errors as pg
 from pydantic import ValidationError
-from sqlalchemy import Engine, func, insert, inspect, select, text
+from sqlalchemy import Engine, exc, func, insert, inspect, select, text
 
 from backend.config import Settings
 from backend.models import Chunk, Parent
@@ -27,6 +29,7 @@ from backend.stores.database import (
     database_url,
     migrate,
     open_database,
+    unavailable,
 )
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
 from backend.stores.jobs import JobStore
@@ -87,6 +90,48 @@ def test_a_database_server_that_accepts_connections_but_never_answers_is_unavail
     finally:
         server.stop()
     assert "timeout" in refused.value.message
+
+
+def _refused_connection() -> psycopg.OperationalError:
+    """What psycopg raises itself when no server answers: a real connection refused, without a SQLSTATE."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(psycopg.OperationalError) as refused:
+        psycopg.connect(f"postgresql://axiom@127.0.0.1:{port}/axiom", connect_timeout=5)
+    assert refused.value.sqlstate is None
+    return refused.value
+
+
+def _locked_sqlite(tmp_path: Path) -> sqlite3.OperationalError:
+    """A real "database is locked": a second writer that does not wait."""
+    holder = sqlite3.connect(tmp_path / "locked.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="database is locked") as locked:
+            sqlite3.connect(tmp_path / "locked.db", timeout=0).execute("BEGIN IMMEDIATE")
+    finally:
+        holder.close()
+    return locked.value
+
+
+def test_only_a_server_out_of_reach_is_unavailable_not_every_operational_error(tmp_path: Path) -> None:
+    """psycopg makes deadlocks, timeouts and a full disk OperationalErrors too: bugs or faults to log
+    and answer with 500, not "not reachable, try again"."""
+    away = [_refused_connection(), pg.AdminShutdown("terminating connection due to administrator command"),
+            pg.CrashShutdown("crash"), pg.CannotConnectNow("the database system is starting up"),
+            pg.ConnectionFailure("connection failure"), pg.ProtocolViolation("bad message")]
+    faults = [pg.DeadlockDetected("deadlock detected"), pg.SerializationFailure("could not serialize access"),
+              pg.QueryCanceled("canceling statement due to statement timeout"), pg.LockNotAvailable("lock"),
+              pg.DiskFull("could not extend file"), pg.OutOfMemory("out of memory"), _locked_sqlite(tmp_path)]
+    for orig in away:
+        assert isinstance(unavailable(exc.OperationalError("SELECT 1", {}, orig)), DatabaseUnavailable), orig
+    for orig in faults:
+        wrapped = exc.OperationalError("SELECT 1", {}, orig)
+        assert unavailable(wrapped) is None, orig
+        # ...unless SQLAlchemy saw the connection broken with it: then it is gone, whatever the error said.
+        wrapped.connection_invalidated = True
+        assert isinstance(unavailable(wrapped), DatabaseUnavailable), orig
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
