@@ -51,7 +51,9 @@ const catchUp = oneAtATime(async () => {
   if (!chats.current) return; // still loading: what loads is current
   try {
     await chats.sync();
-    await documents.refresh();
+    // A refusal noted before the listing was asked for, of a chat the listing finds, was no deletion after all.
+    const [chatId, refused] = [documents.chatId, refusedIn.get(documents.chatId)];
+    if (await documents.refresh() && refusedIn.get(chatId) === refused) refusedIn.delete(chatId);
     await conversation.refresh();
   } catch {
     // kept as it was
@@ -60,15 +62,16 @@ const catchUp = oneAtATime(async () => {
 const tabs = new TabSync(catchUp);
 const announce = () => tabs.announce();
 
-// A question or a file refused with a 404 or 410 before this tab knew its chat was deleted: catching up tells
-// whether the chat is really gone, and its notice then says what was not sent.
+// A question or a file refused as sent to a deleted chat (410 CHAT_DELETED, by its code) before this tab knew:
+// catching up tells whether the chat is really gone, and its notice then says what was not sent; a chat it finds
+// still there (made again meanwhile) drops the note, so a later deletion does not report it.
 const refusedIn = new Map(); // chat id → {question, files}
 
 function refusedAsGone(chatId, { question: asked, file }) {
-  const refused = refusedIn.get(chatId) || { question: null, files: [] };
-  if (asked) refused.question = asked;
-  if (file) refused.files.push(file);
-  refusedIn.set(chatId, refused);
+  const before = refusedIn.get(chatId) || { question: null, files: [] };
+  // A new entry each time: a catch-up whose listing was asked for before this refusal keeps it (catchUp).
+  const files = file ? [...before.files, file] : before.files;
+  refusedIn.set(chatId, { question: asked || before.question, files });
   catchUp();
 }
 
@@ -86,11 +89,12 @@ function notSent({ question: asked, files }) {
 // Said once, when the open chat's routes first answer that it is gone; the chat list then leaves it.
 function chatDeletedElsewhere(chatId) {
   const chat = chats.chats.find((listed) => listed.id === chatId);
+  const refusedHere = refusedIn.get(chatId);
+  refusedIn.delete(chatId);
   if (!chat || chats.deleting.has(chatId)) return;
   conversation.forget(chatId);
   documents.forget(chatId);
-  const refused = refusedIn.has(chatId) ? notSent(refusedIn.get(chatId)) : [];
-  refusedIn.delete(chatId);
+  const refused = refusedHere ? notSent(refusedHere) : [];
   showNotice([`“${chat.title}” was deleted in another tab or window, so it is no longer open here.`, ...refused]
     .join(" "));
   chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hasNoHistory, mayMeanChatGone, oneAtATime, ownKey, reconcile } from "../assets/js/catchup.js";
+import { hasNoHistory, mayMeanChatGone, oneAtATime, ownKey, reconcile, refusedAsDeleted } from "../assets/js/catchup.js";
 
 const message = (id, role, content) => ({ id, role, content, metadata: {} });
 const stored = [message("m1", "user", "hi"), message("m2", "assistant", "Hello!")];
@@ -26,6 +26,14 @@ test("a 404 or 410 may mean the chat is gone; other failures do not", () => {
   assert.equal(mayMeanChatGone({ status: 410 }), true);
   assert.equal(mayMeanChatGone({ status: 503 }), false);
   assert.equal(mayMeanChatGone({ status: 0 }), false);
+});
+
+test("an upload or a question is refused as sent to a deleted chat by its code, not by a 404", () => {
+  assert.equal(refusedAsDeleted({ status: 410, code: "CHAT_DELETED" }), true);
+  assert.equal(refusedAsDeleted({ status: 410, code: "CHAT_DELETED", details: { chat_id: "c1" } }), true);
+  // A session of another chat: the chat asked in is still there.
+  assert.equal(refusedAsDeleted({ status: 404, code: "NOT_FOUND", details: { session_id: "s", chat_id: "c1" } }), false);
+  assert.equal(refusedAsDeleted({ status: 503, code: "SERVICE_BUSY" }), false);
 });
 
 test("the same stored messages are no change", () => {

@@ -296,6 +296,34 @@ def test_chats_can_be_created_renamed_and_deleted(page: Page, web):
     assert httpx.get(f"{web.url}/chat/history/{chat_id}").status_code == 404
 
 
+def test_a_title_being_edited_is_kept_when_the_chat_asked_in_takes_its_question_as_title(page: Page, web):
+    other = open_new_chat(page, web.url)
+    asked_in = new_chat(page)
+    held = []  # the rename after the question, answered only once another title is being edited
+    page.route(f"**/chats/{asked_in}",
+               lambda route: held.append(route) if route.request.method == "PATCH" else route.continue_())
+    renamed = []
+    page.on("request", lambda request: request.method == "PATCH" and renamed.append(request.url))
+    ask(page, "hi")
+    while not held:
+        page.wait_for_timeout(50)
+    item = page.locator(f'.chat-item[data-chat-id="{other}"]')
+    item.get_by_role("button", name=re.compile("^Rename")).click()
+    title = page.get_by_label(re.compile("^New name for"))
+    page.keyboard.type("Half")
+    with page.expect_response(lambda response: response.request.method == "PATCH"):
+        held[0].continue_()
+    expect(page.locator("#chat-title")).to_have_text("hi")
+    expect(title).to_be_focused()  # still there, not saved half-typed
+    expect(title).to_have_value("Half")
+    page.keyboard.type(" typed")
+    page.keyboard.press("Enter")
+    expect(item.locator(".chat-select")).to_have_text("Half typed")
+    expect(page.locator(f'.chat-item[data-chat-id="{asked_in}"] .chat-select')).to_have_text("hi")
+    assert [url.rsplit("/", 1)[1] for url in renamed] == [asked_in, other]
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+
+
 def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, web):
     open_new_chat(page, web.url)
     box = page.get_by_label("Ask a question about this chat's documents")

@@ -3,6 +3,7 @@ reload, leaves a chat deleted elsewhere, and asks for no history a new chat cann
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -236,19 +237,10 @@ def test_a_chat_deleted_by_another_client_is_left_when_the_tab_is_shown_again(pa
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
 
 
-@pytest.mark.parametrize(("status", "code"), [(410, "CHAT_DELETED"), (404, "NOT_FOUND")])
-def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_leaves_it(
-    page: Page, web, tmp_path, status, code
-):
-    # Stand-in: the server's refusal of an upload or a question to a deleted chat (instead of making it again) is
-    # another branch's change (410 CHAT_DELETED); the route answers it here in the JSON error contract, and with a
-    # 404 too. The deletion itself, and the documents list's 404 that confirms it, are the real server's.
-    refusal = {"error": code, "message": "“New chat” was deleted, perhaps in another window.", "details": {}}
+def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_leaves_it(page: Page, web, tmp_path):
+    # The real server refuses both with 410 CHAT_DELETED rather than making the chat again.
     kept = open_new_chat(page, web.url)
     doomed = new_chat(page)
-    page.route(f"**/chat/{doomed}/documents", lambda route: route.fulfill(status=status, json=refusal)
-               if route.request.method == "POST" else route.continue_())
-    page.route(f"**/chat/{doomed}/stream", lambda route: route.fulfill(status=status, json=refusal))
     assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
 
     ask(page, "When is the meeting?")
@@ -262,8 +254,6 @@ def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_
     page.get_by_label(QUESTION_BOX).fill("")
 
     again = new_chat(page)
-    page.route(f"**/chat/{again}/documents", lambda route: route.fulfill(status=status, json=refusal)
-               if route.request.method == "POST" else route.continue_())
     assert httpx.delete(f"{web.url}/chats/{again}").status_code == 200
     notes = tmp_path / "notes.txt"
     notes.write_text("Anything.\n")
@@ -273,6 +263,90 @@ def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_
     expect(page.locator(".upload")).to_have_count(0)
     expect(chat_item(page, again)).to_have_count(0)
     expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", again)
+
+
+def test_a_question_refused_in_a_chat_that_is_still_there_is_not_taken_for_a_deletion(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    ask(page, "hi")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    chat_id = new_chat(page)
+
+    # Stand-in for a tab holding another chat's session: its question goes to the real server with the session of
+    # the chat asked in above, which refuses it with 404 NOT_FOUND (a session of another chat).
+    def with_kept_session(route):
+        route.continue_(post_data=json.dumps({**json.loads(route.request.post_data), "session_id": kept}))
+
+    page.route(f"**/chat/{chat_id}/stream", with_kept_session)
+    ask(page, "Is this sent?")
+    failed = last_answer(page)
+    expect(failed.locator(".error-message")).to_contain_text("a session belongs to the chat it was started in")
+    expect(failed.locator(".error-title")).to_have_text("Something went wrong.")
+    expect(page.locator("#notice")).to_be_hidden()
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", chat_id)
+
+    # Stand-in: a question refused as sent to a deleted chat (410 CHAT_DELETED) that is there again when this tab
+    # catches up (made again elsewhere meanwhile): the catch-up finds it, and forgets the refusal.
+    page.unroute(f"**/chat/{chat_id}/stream")
+    refusal = {"error": "CHAT_DELETED", "message": "It was deleted.", "details": {"chat_id": chat_id}}
+    page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=410, json=refusal))
+    with page.expect_response(lambda response: response.url.endswith(f"/chat/{chat_id}/documents")):
+        ask(page, "Refused?")
+    expect(last_answer(page).locator(".error-title")).to_have_text("This chat is no longer there.")
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", chat_id)
+
+    # Deleted for real later: the notice does not speak of the question refused before.
+    assert httpx.delete(f"{web.url}/chats/{chat_id}").status_code == 200
+    shown_again(page)
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("was deleted in another tab or window")
+    expect(notice).not_to_contain_text("not sent")
+    expect(page.get_by_label(QUESTION_BOX)).to_have_value("")
+
+
+def test_an_answer_ended_because_its_chat_was_deleted_leaves_the_chat_at_once(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    doomed = new_chat(page)
+    # Stand-in for the timing: the chat is deleted (by the real server) while its answer is being written, and the
+    # route answers with the stream the server then ends that way (a token, then the error event CHAT_DELETED).
+    refusal = {
+        "type": "error", "error": "CHAT_DELETED", "details": {"chat_id": doomed},
+        "message": "“New chat” was deleted while this answer was being written: the question and its answer were "
+                   "not saved.",
+    }
+    stream = 'event: token\ndata: {"type": "token", "content": "Hel"}\n\n' + f"event: error\ndata: {json.dumps(refusal)}\n\n"
+
+    def deleted_meanwhile(route):
+        assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
+        route.fulfill(status=200, content_type="text/event-stream", body=stream)
+
+    page.route(f"**/chat/{doomed}/stream", deleted_meanwhile)
+    ask(page, "When is the meeting?")
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("was deleted in another tab or window")
+    expect(notice).to_contain_text("Your question was not sent: it is back in the question box.")
+    expect(page.get_by_label(QUESTION_BOX)).to_have_value("When is the meeting?")
+    expect(chat_item(page, doomed)).to_have_count(0)
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
+
+
+def test_a_chat_deleted_when_no_new_chat_can_be_made_is_still_announced(tabs, tmp_path, build_app_services):
+    first, second = tabs
+    with serve(build_app_services(tmp_path / "data")) as server:
+        first.goto(server.url)
+        expect(first.locator(".chat-item")).to_have_count(1)  # the first visit makes the only chat
+        only = first.locator(".chat-item").get_attribute("data-chat-id")
+        open_chat(second, server.url, only)
+        # Stand-in: the server unreachable when the first tab, left without a chat, makes a new one.
+        first.route("**/chats", lambda route: route.abort() if route.request.method == "POST" else route.continue_())
+        chat_item(first, only).get_by_role("button", name=re.compile("^Delete")).click()
+        first.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        expect(first.locator("#notice")).to_contain_text("Axiom could not be reached")
+        expect(first.locator(".chat-item")).to_have_count(0)
+        expect(second.locator("#notice")).to_contain_text("was deleted in another tab or window")  # announced
+        expect(chat_item(second, only)).to_have_count(0)
+
+        first.unroute("**/chats")
+        new_chat(first)
 
 
 def test_an_answer_streaming_in_one_tab_goes_on_while_the_other_changes_things(tabs, web, pdfs):

@@ -12,10 +12,16 @@ export function hasNoHistory(chat, emptyAt) {
   return unused || emptyAt.get(chat.id) === chat.updated_at;
 }
 
-// An error from a chat's own route that can mean the chat no longer exists. The documents list says so for sure;
-// an upload or a question refused this way is checked against it (whatever status the server picks, 404 or 410).
+// An error from a chat's own route that can mean the chat no longer exists: a 404 of its documents list (which
+// says so for sure), of `PATCH` or `DELETE /chats/{id}`, or a 410.
 export function mayMeanChatGone(error) {
   return error.status === 404 || error.status === 410;
+}
+
+// An upload or a question refused because its chat was deleted (410, or a stream's `error` event): by its code,
+// since a 404 there means something else (a session of another chat) in a chat that still exists.
+export function refusedAsDeleted(error) {
+  return error.code === "CHAT_DELETED";
 }
 
 // Whether the stored conversation changed in a way this tab did not make: a stored message it does not show, or

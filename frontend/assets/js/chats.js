@@ -102,7 +102,7 @@ export class ChatList {
     this.edits += 1;
     chat.updated_at = Date.now() / 1000; // asked in: no longer unused (catchup.js), its history is read again
     this.chats = [chat, ...this.chats.filter((other) => other !== chat)];
-    this.render();
+    if (!this.renaming) this.render();
     if (chat.title === UNTITLED) {
       await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60), { asking: true });
     }
@@ -119,8 +119,9 @@ export class ChatList {
       if (!mayMeanChatGone(error)) this.onError(error);
       else if (!asking) this.onChatMaybeGone();
     }
-    this.renaming = false;
-    this.render();
+    // Not while another chat's title is being edited (this was the rename after a question): drawing the list
+    // again would take its input away, which saves what was typed so far. Its end draws the list.
+    if (!this.renaming) this.render();
     if (chat.id === this.currentId) this.onRenamed(chat);
   }
 
@@ -146,11 +147,18 @@ export class ChatList {
       }
     }
     this.chats = this.chats.filter((other) => other.id !== chat.id);
-    if (this.chats.length === 0) this.chats = [await api.createChat()];
-    if (chat.id === this.currentId) this.select(this.chats[0].id);
-    else this.render();
-    this.deleting.delete(chat.id);
-    this.onChanged(); // after the new chat, so another tab left empty opens it rather than making its own
+    try {
+      if (this.chats.length === 0) this.chats = [await api.createChat()];
+      if (chat.id === this.currentId) this.select(this.chats[0].id);
+      else this.render();
+    } catch (error) {
+      // No chat left and none could be made: the list shows none (+ New chat tries again); the deletion is done.
+      this.render();
+      this.onError(error);
+    } finally {
+      this.deleting.delete(chat.id);
+      this.onChanged(); // after the new chat, so another tab left empty opens it rather than making its own
+    }
   }
 
   startRename(item, chat) {
@@ -161,10 +169,10 @@ export class ChatList {
     const finish = (save) => {
       if (finished) return;
       finished = true;
+      this.renaming = false; // only here: the rename after a question leaves an edit going on meanwhile alone
       const title = input.value.trim();
       if (save && title && title !== chat.title) this.rename(chat, title).then(() => this.focusChat(chat));
       else {
-        this.renaming = false;
         this.render();
         this.focusChat(chat);
       }

@@ -1,6 +1,6 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
 import { api, ApiError, LOST } from "./api.js";
-import { hasNoHistory, mayMeanChatGone, ownKey, reconcile } from "./catchup.js";
+import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -12,6 +12,7 @@ const ERROR_TITLES = {
   RETRIEVAL_FAILED: "Searching your documents failed.",
   VALIDATION_ERROR: "That question could not be sent.",
   UNREACHABLE: "No connection.",
+  CHAT_DELETED: "This chat is no longer there.",
 };
 
 function openPassage(sources, number) {
@@ -136,8 +137,7 @@ class AnswerView {
     this.end();
     this.node.classList.add("failed");
     this.node.setAttribute("role", "alert");
-    const title = ERROR_TITLES[error.code]
-      || (mayMeanChatGone(error) ? "This chat is no longer there." : "Something went wrong.");
+    const title = ERROR_TITLES[error.code] || "Something went wrong.";
     this.footer.append(
       el("p", { class: "error-title" }, title),
       el("p", { class: "error-message" }, error.message),
@@ -348,7 +348,8 @@ export class Conversation {
           if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched);
           ended = true;
         } else if (type === "error") {
-          throw new ApiError(503, data);
+          // The chat deleted while this answer was written is gone, as a 410 would say; anything else is busy.
+          throw new ApiError(data.error === "CHAT_DELETED" ? 410 : 503, data);
         }
       });
       if (!ended) throw new ApiError(0, LOST);
@@ -363,7 +364,7 @@ export class Conversation {
           view.node.remove();
           this.ask(question);
         });
-        if (mayMeanChatGone(error)) this.onRefusedAsGone(chat.id, question);
+        if (refusedAsDeleted(error)) this.onRefusedAsGone(chat.id, question);
       }
     } finally {
       this.runs.delete(chat.id);

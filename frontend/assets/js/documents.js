@@ -1,6 +1,6 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api } from "./api.js";
-import { mayMeanChatGone } from "./catchup.js";
+import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
 import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
 
 const POLL_MS = 1000;
@@ -81,7 +81,8 @@ export class DocumentsPanel {
   }
 
   // The listing is what says for sure that a chat is gone (deleted elsewhere): onChatGone. Any other failure is
-  // shown in place of a list not shown yet; a list already shown stays as it was.
+  // shown in place of a list not shown yet; a list already shown stays as it was. True when the chat was listed,
+  // so it still exists.
   async refresh() {
     const [chatId, asked] = [this.chatId, ++this.listings];
     let listing;
@@ -106,6 +107,7 @@ export class DocumentsPanel {
     // Jobs started before a reload, or by someone else: follow them until they finish (one timer at a time).
     clearTimeout(this.pollTimer);
     if (listing.jobs.length > 0) this.pollTimer = setTimeout(() => chatId === this.chatId && this.refresh(), POLL_MS);
+    return true;
   }
 
   // A chat deleted elsewhere: its uploads are not shown again.
@@ -177,7 +179,7 @@ export class DocumentsPanel {
       }
     } catch (error) {
       row.show("failed", error.message);
-      if (mayMeanChatGone(error)) this.onRefusedAsGone(chatId, file.name);
+      if (refusedAsDeleted(error)) this.onRefusedAsGone(chatId, file.name);
     }
     this.onChanged();
     if (chatId === this.chatId) await this.refresh();
