@@ -17,7 +17,8 @@ sessions answers 404 as for a chat never made, so ids cannot be probed; the list
 only. Chats made while keys were off have no owner, so nobody reaches them with keys on. A deleted chat stays its
 owner's: for anyone else an upload or a question to its id is the 404 of another user's chat.
 A request that fails makes no chat: the chat is claimed only once what the request would store has passed every
-check (the question's session, the upload's files).
+check (the question's session, the upload's files), and an upload that then stores nothing (the vector store down,
+say) undoes its claim, leaving the id free rather than deleted.
 """
 
 from __future__ import annotations

@@ -59,9 +59,9 @@ class ChatStore:
         with self._engine.begin() as db:
             made = db.execute(
                 upsert_insert(db, chats).values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner)
-                .on_conflict_do_nothing(index_elements=[chats.c.id])
-            ).rowcount
-        return record if made else None
+                .on_conflict_do_nothing(index_elements=[chats.c.id]).returning(chats.c.id)
+            ).one_or_none()
+        return record if made is not None else None
 
     def claim(self, chat_id: str, owner: str, *, title: str) -> tuple[ChatRecord, bool]:
         """The chat's record, made for ``owner`` if it had none, or given to ``owner`` if it had no owner; a
@@ -72,8 +72,8 @@ class ChatStore:
             made = db.execute(
                 upsert_insert(db, chats).values(
                     id=_chat(chat_id), title=title, created_at=now, updated_at=now, owner=owner
-                ).on_conflict_do_nothing(index_elements=[chats.c.id])
-            ).rowcount > 0
+                ).on_conflict_do_nothing(index_elements=[chats.c.id]).returning(chats.c.id)
+            ).one_or_none() is not None  # RETURNING: psycopg's rowcount is -1 for an INSERT … ON CONFLICT
             if not made:
                 db.execute(update(chats).where(chats.c.id == chat_id, chats.c.owner.is_(None)).values(owner=owner))
             row = db.execute(select(*_RECORD).where(chats.c.id == chat_id)).one()
