@@ -62,7 +62,7 @@ def _give_chat(services, chat_id: str, user_name: str) -> None:
     user = services.users.user_named(user_name)
     if user is None:
         raise NotFound(f"No user is called {user_name}; `axiom keys create --user {user_name}` makes one.")
-    if services.chats.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
+    if services.chats.claim(chat_id, user.user_id, title=chat_id)[0].owner != user.user_id:
         raise NotFound(f"Chat {chat_id} belongs to another user.", chat_id=chat_id)
 
 

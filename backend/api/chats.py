@@ -17,7 +17,8 @@ sessions answers 404 as for a chat never made, so ids cannot be probed; the list
 only. Chats made while keys were off have no owner, so nobody reaches them with keys on. A deleted chat stays its
 owner's: for anyone else an upload or a question to its id is the 404 of another user's chat.
 A request that fails makes no chat: the chat is claimed only once what the request would store has passed every
-check (the question's session, the upload's files).
+check (the question's session, the upload's files), and an upload that then stores nothing (the vector store down,
+say) undoes its claim, leaving the id free rather than deleted.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
-from backend.stores.chats import ChatRecord, ChatStore
+from backend.stores.chats import ChatRecord, ChatStore, DeletedChatRecord
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import User
@@ -94,7 +95,8 @@ class Chats:
 
     def create(self, title: str | None, user: User | None = None, *, chat_id: str | None = None) -> Chat:
         """A new chat, under a new id or ``chat_id``: then also a deleted chat's (the way to use its id again).
-        Raises Conflict while a chat of that id exists, NotFound when it is (or was, deleted) another user's."""
+        Raises Conflict while a chat of that id exists or the id is a session of another chat (the web UI asks in
+        the session of its chat's id), NotFound when it is (or was, deleted) another user's."""
         title = _valid_title(DEFAULT_TITLE if title is None else title)
         owner = user.user_id if user else None
         if chat_id is None:
@@ -103,9 +105,11 @@ class Chats:
             exists = self._record_reachable(chat_id, user) is not None
         else:
             exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
-        deleted = self._store.deleted(chat_id)
-        if user is not None and deleted is not None and deleted.owner != user.user_id:
-            raise _not_found(chat_id)
+        deleted = self._deletion(chat_id, user)
+        if self._memory.chat_of(chat_id) not in (None, chat_id):
+            raise Conflict(
+                f"{chat_id} is the id of a conversation in another chat: choose another id.", chat_id=chat_id
+            )
         record = None if exists else self._store.create(title, owner=owner, chat_id=chat_id)
         if record is None:
             raise Conflict(
@@ -131,7 +135,7 @@ class Chats:
         chat a question naming none goes to, made again even after it was deleted."""
         record = self._record_reachable(chat_id, user) if user is not None else None
         if record is None:
-            self._refuse_if_deleted(chat_id, user, default=default)
+            self._refuse_if_deleted(chat_id, user, default=default, forget=False)
         return chat_id
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
@@ -145,18 +149,27 @@ class Chats:
                 raise session_not_found(session_id) from None
         return session_id
 
-    def claim(self, chat_id: str, user: User | None, *, default: bool = False) -> None:
+    def claim(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
         """Makes a chat that does not exist yet ``user``'s, just before something is stored in it (an upload, a
-        question); raises as ``usable`` does (checked again: the chat may have been deleted or claimed since)."""
+        question); raises as ``usable`` does (checked again: the chat may have been deleted or claimed since).
+        Whether it made the chat's record: the caller then undoes it with ``unclaim`` if it stores nothing."""
         if user is None:
             self._refuse_if_deleted(chat_id, None, default=default)
-            return
+            return False
         # One read for a chat in use; more only for a chat that has no record yet.
         if self._record_reachable(chat_id, user) is not None:
-            return
+            return False
         self._refuse_if_deleted(chat_id, user, default=default)
-        if self._store.claim(chat_id, user.user_id, title=chat_id).owner != user.user_id:
+        record, made = self._store.claim(chat_id, user.user_id, title=chat_id)
+        if record.owner != user.user_id:
             raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
+        return made
+
+    def unclaim(self, chat_id: str, user: User) -> None:
+        """Undoes a ``claim`` that made the chat's record, for a request that then stored nothing (a request that
+        fails makes no chat). The id stays free, not deleted: the same request sent again makes the chat."""
+        if not self._holds_anything(chat_id):
+            self._store.drop_claim(chat_id, user.user_id)
 
     def _record_reachable(self, chat_id: str, user: User) -> ChatRecord | None:
         """The chat's record when it is ``user``'s, None when the chat does not exist; raises NotFound for
@@ -167,17 +180,25 @@ class Chats:
             raise _not_found(chat_id)
         return record
 
-    def _refuse_if_deleted(self, chat_id: str, user: User | None, *, default: bool) -> None:
-        """For a chat without a record: raises ChatWasDeleted if it was deleted and is still empty (NotFound
-        when it was another user's)."""
+    def _deletion(self, chat_id: str, user: User | None) -> DeletedChatRecord | None:
+        """The note of the chat's deletion, if any; NotFound when it was another user's chat."""
         deleted = self._store.deleted(chat_id)
+        if user is not None and deleted is not None and deleted.owner != user.user_id:
+            raise _not_found(chat_id)
+        return deleted
+
+    def _refuse_if_deleted(self, chat_id: str, user: User | None, *, default: bool, forget: bool = True) -> None:
+        """For a chat without a record: raises ChatWasDeleted if it was deleted and is still empty (NotFound
+        when it was another user's). ``forget``: a chat made again forgets its deletion (only when claimed:
+        a check alone, before the request has passed its other checks, changes nothing)."""
+        deleted = self._deletion(chat_id, user)
         if deleted is None:
             return
-        if user is not None and deleted.owner != user.user_id:
-            raise _not_found(chat_id)
         if default or self._holds_anything(chat_id):
-            # Made again on purpose: the default chat, or by the command line. Its id is like any other now.
-            self._store.forget_deletion(chat_id)
+            # Made again: the default chat (on purpose), by the command line, or by what was in flight when it was
+            # deleted (a file being stored then). Its id is like any other now.
+            if forget:
+                self._store.forget_deletion(chat_id)
             return
         name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
         raise ChatWasDeleted(

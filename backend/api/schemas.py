@@ -360,7 +360,8 @@ class NewChat(BaseModel):
     title: Title | None = Field(None, description='Absent: "New chat"')
     id: Id | None = Field(
         None, description="Absent: a new random id. Given: the chat's id, also one of a deleted chat (which "
-        "an upload or a question does not make again: 410); 409 while a chat of that id exists",
+        "an upload or a question does not make again: 410); 409 while a chat of that id exists, or while it is the id "
+        "of another chat's session",
     )
 
 

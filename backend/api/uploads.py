@@ -94,10 +94,16 @@ class DocumentUploads:
                 else:
                     inline_characters += characters
                     inline.append(ReadFile(received.name, received.data, document))
-        if inline or queued:
-            self._chats.claim(chat_id, user)
-        results = self._ingestion.ingest_many(chat_id, inline)
+        made = bool(inline or queued) and self._chats.claim(chat_id, user)
+        try:
+            results = self._ingestion.ingest_many(chat_id, inline)
+        except BaseException:
+            if made:
+                self._chats.unclaim(chat_id, user)
+            raise
         failures += [(f.filename, result) for f, result in zip(inline, results) if isinstance(result, AxiomError)]
+        if made and not queued and len(failures) == len(files):
+            self._chats.unclaim(chat_id, user)  # nothing was stored: a refused upload makes no chat
         if len(files) == 1 and failures:
             results.clear()  # raised from no list of this frame's, so its traceback holds nothing holding it
             raise failures.pop()[1]

@@ -18,7 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Engine, Row, delete, select
+from sqlalchemy import Connection, Engine, Row, delete, select, update
 
 from backend.ids import validate_id
 from backend.stores.dialect import upsert_insert
@@ -59,25 +59,31 @@ class ChatStore:
         with self._engine.begin() as db:
             made = db.execute(
                 upsert_insert(db, chats).values(id=record.id, title=title, created_at=now, updated_at=now, owner=owner)
-                .on_conflict_do_nothing(index_elements=[chats.c.id])
-            ).rowcount
-        return record if made else None
+                .on_conflict_do_nothing(index_elements=[chats.c.id]).returning(chats.c.id)
+            ).one_or_none()
+        return record if made is not None else None
 
-    def claim(self, chat_id: str, owner: str, *, title: str) -> ChatRecord:
+    def claim(self, chat_id: str, owner: str, *, title: str) -> tuple[ChatRecord, bool]:
         """The chat's record, made for ``owner`` if it had none, or given to ``owner`` if it had no owner; a
         record with an owner keeps it (another user's, when two claim the same new id at once: the caller
-        compares)."""
+        compares). And whether this claim made the record (see ``drop_claim``)."""
         now = time.time()
         with self._engine.begin() as db:
-            insert = upsert_insert(db, chats).values(
-                id=_chat(chat_id), title=title, created_at=now, updated_at=now, owner=owner
-            )
-            row = db.execute(insert.on_conflict_do_update(
-                index_elements=[chats.c.id], set_={"owner": insert.excluded.owner}, where=chats.c.owner.is_(None)
-            ).returning(*_RECORD)).one_or_none()
-            if row is None:  # the record has an owner already, which it keeps
-                row = db.execute(select(*_RECORD).where(chats.c.id == chat_id)).one()
-        return _record(row)
+            made = db.execute(
+                upsert_insert(db, chats).values(
+                    id=_chat(chat_id), title=title, created_at=now, updated_at=now, owner=owner
+                ).on_conflict_do_nothing(index_elements=[chats.c.id]).returning(chats.c.id)
+            ).one_or_none() is not None  # RETURNING: psycopg's rowcount is -1 for an INSERT … ON CONFLICT
+            if not made:
+                db.execute(update(chats).where(chats.c.id == chat_id, chats.c.owner.is_(None)).values(owner=owner))
+            row = db.execute(select(*_RECORD).where(chats.c.id == chat_id)).one()
+        return _record(row), made
+
+    def drop_claim(self, chat_id: str, owner: str) -> None:
+        """Deletes the record a claim made for a request that then stored nothing. Leaves no note of a deletion
+        (unlike ``remove``): the chat was never used, so its id stays free, a retry makes it."""
+        with self._engine.begin() as db:
+            db.execute(delete(chats).where(chats.c.id == _chat(chat_id), chats.c.owner == owner))
 
     def get(self, chat_id: str) -> ChatRecord | None:
         with self._engine.connect() as db:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import re
+import time
 
 import httpx
 import pytest
@@ -354,3 +357,59 @@ def test_the_chat_with_the_newest_message_comes_first(client):
     chats = listed(client)
     assert chats[0]["id"] == older["id"]
     assert chats[0]["updated_at"] > older["updated_at"]
+
+
+def test_a_question_refused_for_its_session_leaves_the_deleted_default_chat_deleted(client):
+    """Only a question that is answered makes the deleted default chat again: one refused (its session is
+    another chat's) does not, so an upload to the default chat's id is still the 410 of a deleted chat."""
+    assert client.post("/chat/", json={"message": GREETING}).status_code == 200
+    assert client.delete("/chats/default").status_code == 200
+    greet(client, "session-owner")
+
+    refused = client.post("/chat/", json={"message": GREETING, "session_id": "session-owner"})
+    assert_error(refused, 404, "NOT_FOUND", session_id="session-owner")
+    assert_error(upload(client, "default", NOTES), 410, "CHAT_DELETED", chat_id="default")
+
+    assert client.post("/chat/", json={"message": GREETING}).status_code == 200  # made again on purpose
+
+
+def test_a_chat_is_not_created_under_the_id_of_another_chats_session(client):
+    """The web UI asks in the session of its chat's id: a chat made under another chat's session id could
+    never be asked in."""
+    asked = client.post("/chat/", json={"message": GREETING, "chat_id": "asker", "session_id": "asker-side"})
+    assert asked.status_code == 200, asked.text
+
+    assert_error(client.post("/chats", json={"id": "asker-side"}), 409, "CONFLICT", chat_id="asker-side")
+    assert "asker-side" not in listed_by_id(client)
+
+
+def test_a_file_still_being_read_when_its_chat_is_deleted_is_refused(client, server):
+    """The upload passes the deleted-chat check before its body is read; the chat is deleted while the body
+    is still arriving (sent in two parts, the second after the deletion), so only the check made when the
+    file goes in (``Chats.claim``) can refuse it."""
+    chat = create(client, title="Deleted mid-upload")["id"]
+    boundary = "axiomtestboundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{NOTES[0]}\"\r\n"
+        f"Content-Type: text/plain\r\n\r\n"
+    ).encode() + NOTES[1] + f"\r\n--{boundary}--\r\n".encode()
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=600)
+    try:
+        connection.putrequest("POST", f"/chat/{chat}/documents")
+        connection.putheader("Content-Type", f"multipart/form-data; boundary={boundary}")
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders()
+        connection.send(body[:40])
+        # The route has started (the chat's check passed) once the first part is in; a moment's margin for it.
+        time.sleep(0.5)
+        assert client.delete(f"/chats/{chat}").status_code == 200
+        connection.send(body[40:])
+        response = connection.getresponse()
+        status, answer = response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+    assert (status, answer["error"], answer["details"]) == (410, "CHAT_DELETED", {"chat_id": chat})
+    assert_error(client.get(f"/chat/{chat}/documents"), 404, "NOT_FOUND")
+    assert chat not in listed_by_id(client)

@@ -217,3 +217,31 @@ def test_an_upload_refused_while_chroma_was_down_is_stored_whole_when_sent_again
         listed = client.get(f"/chat/{CHAT}/documents").json()["documents"]
         assert [(d["name"], d["id"]) for d in listed] == [(NOTES[0], listed[0]["id"]), (other[0], stored["id"])]
         assert upload(client, CHAT, other).json()["uploaded"][0]["duplicate"]  # now it is one
+
+
+def test_with_keys_on_an_upload_refused_while_chroma_is_down_makes_no_chat(build_app_services, tmp_path):
+    """The chat is claimed for its user once the file has been read, before it is stored: when storing fails,
+    the claim is undone, so the list shows no empty chat, and the id stays free (not deleted): the same upload
+    once Chroma is back makes the chat."""
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    try:
+        services = build_app_services(
+            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
+            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS, auth="api-key",
+        )
+        key = services.users.create_key("alice").key
+        with serve(services) as running, httpx.Client(
+            base_url=running.url, headers={"Authorization": f"Bearer {key}"}, timeout=300
+        ) as client:
+            with chroma.down():
+                refused = upload(client, "made-when-stored", NOTES)
+                assert refused.status_code == 503, refused.text
+                assert client.get("/chats").json()["chats"] == []
+                assert_error(client.get("/chat/made-when-stored/documents"), 404, "NOT_FOUND")
+
+            again = upload(client, "made-when-stored", NOTES)
+            assert again.status_code == 200, again.text
+            assert [chat["id"] for chat in client.get("/chats").json()["chats"]] == ["made-when-stored"]
+    finally:
+        chroma.stop()

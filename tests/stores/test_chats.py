@@ -88,15 +88,27 @@ def test_chats_are_listed_by_owner_when_asked(chats: ChatStore) -> None:
 
 
 def test_a_claim_keeps_the_first_owner(chats: ChatStore) -> None:
-    assert chats.claim("shared-id", "alice", title="shared-id").owner == "alice"
-    assert chats.claim("shared-id", "bob", title="shared-id").owner == "alice"
+    assert chats.claim("shared-id", "alice", title="shared-id") == (chats.get("shared-id"), True)
+    assert chats.claim("shared-id", "bob", title="shared-id") == (chats.get("shared-id"), False)
+    assert chats.get("shared-id").owner == "alice"
     renamed = chats.rename("shared-id", "Alice's")
     assert (renamed.title, renamed.owner) == ("Alice's", "alice")
 
 
 def test_a_claim_gives_a_chat_without_an_owner(chats: ChatStore) -> None:
     chats.rename("before-keys", "Made with keys off")
-    assert chats.claim("before-keys", "alice", title="before-keys").owner == "alice"
+    record, made = chats.claim("before-keys", "alice", title="before-keys")
+    assert (record.title, record.owner, made) == ("Made with keys off", "alice", False)
+
+
+def test_a_dropped_claim_leaves_the_id_free_not_deleted(chats: ChatStore) -> None:
+    chats.claim("stored-nothing", "alice", title="stored-nothing")
+    chats.drop_claim("stored-nothing", "bob")  # not bob's: kept
+    assert chats.get("stored-nothing") is not None
+
+    chats.drop_claim("stored-nothing", "alice")
+    assert chats.get("stored-nothing") is None and chats.deleted("stored-nothing") is None
+    assert chats.claim("stored-nothing", "alice", title="stored-nothing")[1]
 
 
 def test_a_removed_chat_is_remembered_as_deleted_with_its_title_and_owner(database):
