@@ -27,8 +27,10 @@ class AxiomError(Exception):
 
     @property
     def headers(self) -> dict[str, str]:
-        """HTTP headers the response carries besides the body (none by default)."""
-        return {}
+        """HTTP headers the response carries besides the body: a Retry-After when the error says when to try
+        again (``details["retry_after_seconds"]``), none otherwise."""
+        seconds = self.details.get("retry_after_seconds")
+        return {} if seconds is None else {"Retry-After": str(seconds)}
 
 
 class Cancelled(Exception):
@@ -137,11 +139,6 @@ class ServerBusy(AxiomError):
 
     def __init__(self, message: str, *, retry_after_seconds: int, **details: Any) -> None:
         super().__init__(message, retry_after_seconds=retry_after_seconds, **details)
-        self.retry_after_seconds = retry_after_seconds
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(self.retry_after_seconds)}
 
 
 def _restore(cls: type[AxiomError], state: dict[str, Any]) -> AxiomError:

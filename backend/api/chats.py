@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
-from backend.stores.chats import ChatRecord, ChatStore, DeletedChatRecord
+from backend.stores.chats import ChatRecord, ChatStore, DeletedChatRecord, deleted_chat_name
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import User
@@ -200,9 +200,8 @@ class Chats:
             if forget:
                 self._store.forget_deletion(chat_id)
             return
-        name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
         raise ChatWasDeleted(
-            f"{name} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
+            f"{deleted_chat_name(chat_id, deleted.title)} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
             "chats and start a new chat.",
             chat_id=chat_id,
         )

@@ -137,6 +137,11 @@ class ChatStore:
             db.execute(delete(deleted_chats).where(deleted_chats.c.chat_id == _chat(chat_id)))
 
 
+def deleted_chat_name(chat_id: str, title: str | None) -> str:
+    """How a message names a deleted chat: by the title its record had, else by its id."""
+    return f"“{title}”" if title is not None else f"Chat {chat_id}"
+
+
 def note_deletion(db: Connection, chat_id: str) -> None:
     """Notes in ``db``'s transaction that the chat is deleted, with the title and owner of its record (if any)."""
     record = db.execute(select(chats.c.title, chats.c.owner).where(chats.c.id == chat_id)).one_or_none()

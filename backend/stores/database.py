@@ -47,10 +47,6 @@ class DatabaseUnavailable(AxiomError):
     code = "DATABASE_UNAVAILABLE"
     status = 503
 
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(_RETRY_AFTER_SECONDS)}
-
 
 # A database server restarting is back within seconds.
 _RETRY_AFTER_SECONDS = 5

@@ -34,7 +34,7 @@ from sqlalchemy import Connection, Engine, Row, String, delete, exists, func, li
 from backend.errors import ChatWasDeleted, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.base import ChatMessage
-from backend.stores.chats import note_deletion
+from backend.stores.chats import deleted_chat_name, note_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
 from backend.stores.schema import deleted_chats, messages, sessions
 
@@ -256,9 +256,8 @@ def _refuse_if_deleted(db: Connection, chat_id: str | None) -> None:
         select(deleted_chats.c.title).where(deleted_chats.c.chat_id == chat_id)
     ).one_or_none()
     if deleted is not None:
-        name = f"“{deleted.title}”" if deleted.title is not None else f"Chat {chat_id}"
         raise ChatWasDeleted(
-            f"{name} was deleted while this answer was being written, perhaps in another window: the question and "
+            f"{deleted_chat_name(chat_id, deleted.title)} was deleted while this answer was being written, perhaps in another window: the question and "
             "its answer were not saved.",
             chat_id=chat_id,
         )
