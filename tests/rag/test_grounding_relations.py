@@ -143,7 +143,7 @@ def test_right_answers_from_real_papers_keep_their_mark(pdfs: Path) -> None:
     # Two questions (4 of the 68 checks) fail on the word check alone, as they did before the relation rules,
     # because the answer stands in a sentence naming none of the question's terms: "bigram hashing and TF-IDF
     # matching" (a39), and the FAA notice's cost row "1 work-hour × $85 per hour = $85" for "What hourly labor
-    # rate …" (a107). The held-out split test2 (a146–a205) added five more of that shape (10 of its 46 checks):
+    # rate …" (a107). The held-out split test2 (a146–a205) added five more of that shape (10 of its 40 checks):
     # four answers in Form 1040NR's interleaved columns, whose extracted sentences mix other columns' words
     # (a146, a152, a154, a158), and the IRS manual's cut-off time glued to the sentence before it (a180).
     # A new rejection of a right answer fails here.
