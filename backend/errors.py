@@ -126,6 +126,11 @@ class RetrievalFailed(AxiomError):
     status = 503
 
 
+class VectorStoreUnreachable(RetrievalFailed):
+    """The vector store (a Chroma server) did not answer: a restart or a network cut, so worth trying again (a
+    background job does, backend/ingest/jobs.py). The same code and status as any RetrievalFailed."""
+
+
 class SynthesisFailed(AxiomError):
     code = "SYNTHESIS_FAILED"
     status = 503

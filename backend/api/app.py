@@ -63,6 +63,8 @@ def create_app(
         jobs = IngestJobs(
             built.ingestion, built.jobs, workers=api_settings.ingest_workers,
             lease_seconds=api_settings.ingest_lease_seconds, max_attempts=api_settings.ingest_max_attempts,
+            retry_seconds=api_settings.ingest_retry_seconds,
+            retry_limit_seconds=api_settings.ingest_retry_limit_seconds,
         )
         # An upload another replica was storing when it died is rolled back here (a job, by its next worker).
         sweep = (

@@ -256,7 +256,13 @@ class DocumentState(BaseModel):
     document_id: str | None = Field(None, description="Set once the document is ready")
     chunk_count: int | None = None
     page_count: int | None = None
-    error: ErrorBody | None = Field(None, description="Why the job failed")
+    error: ErrorBody | None = Field(
+        None, description="Why the job failed; or, while it waits to be tried again, why its last try did not finish"
+    )
+    retry_at: float | None = Field(
+        None, description="Set while a queued job waits to be tried again because the vector store was unreachable: "
+        "when (seconds since the epoch)",
+    )
 
     @classmethod
     def of_job(cls, job: Job, document: DocumentRecord | None = None) -> DocumentState:
@@ -269,7 +275,7 @@ class DocumentState(BaseModel):
             document_id=job.document_id,
             chunk_count=document.chunk_count if document else None,
             page_count=document.page_count if document else None,
-            error=ErrorBody(**job.error) if job.error else None,
+            error=ErrorBody(**job.error) if job.error else None, retry_at=job.retry_at,
         )
 
     @classmethod

@@ -44,6 +44,16 @@ class ApiSettings(BaseSettings):
     ingest_max_attempts: int = Field(
         3, gt=0, description="Times a background job is started before one interrupted again fails for good"
     )
+    ingest_retry_seconds: float = Field(
+        5.0, gt=0,
+        description="How long a background job whose vector store (Chroma server) was unreachable waits before it "
+        "is tried again; each later wait is as long as the outage so far (at most a minute)",
+    )
+    ingest_retry_limit_seconds: float = Field(
+        300.0, ge=0,
+        description="How long the vector store may stay unreachable for a background job before the job fails "
+        "saying so",
+    )
     max_json_body_bytes: int = Field(
         1024 * 1024, gt=0,
         description="The largest request body read, uploads aside (which have their own limits); past it, 413 "

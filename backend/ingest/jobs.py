@@ -9,6 +9,13 @@ the dead one half-stored (or keeps the document, if it was stored whole) and the
 ``max_attempts`` times in all; after that the job fails saying it was interrupted and retried. A job can be
 cancelled from any replica while it waits or while it runs: it stops at the next step (reading, each slice of
 embedding) and keeps nothing, the way a crash is rolled back.
+
+A job whose vector store (a Chroma server) is unreachable waits for it rather than failing: it goes back to
+'queued' with the error of its last try and the time of its next (``retry_seconds``, then as long as the outage
+has lasted, so the waits double, up to a minute), claimable by any worker from then; that worker first rolls back
+what the last try half-stored. Once the vector store has been unreachable for ``retry_limit_seconds`` since the
+first try met it, the job fails saying so. A cancelled waiting job's half-stored document is rolled back at once
+if the vector store is back, else by the recovery that rolls back any upload's (``IngestionService.recover``).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from backend.errors import AxiomError, Cancelled
+from backend.errors import AxiomError, Cancelled, VectorStoreUnreachable
 from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
@@ -38,13 +45,29 @@ CANCEL_WAIT_SECONDS = 30.0
 # How often a cancel looks in the database for a job another replica runs (its worker sees the cancel at its next
 # heartbeat, ≤ 2 s); a job of this process is waited for on its own event.
 _REMOTE_CANCEL_POLL_SECONDS = 0.5
+# The longest wait between two tries of a job whose vector store is unreachable: an outage that ends is noticed
+# within a minute however long it lasted.
+_MAX_RETRY_DELAY_SECONDS = 60.0
 
 
-def _interrupted(attempts: int) -> dict[str, Any]:
+def _interrupted(attempts: int) -> AxiomError:
     return AxiomError(
         f"Indexing was interrupted (the server indexing it stopped) {attempts} times, so it was not retried again; "
         "nothing of it was kept. Upload the file again."
+    )
+
+
+def _unreachable_too_long(seconds: float, error: VectorStoreUnreachable) -> dict[str, Any]:
+    return VectorStoreUnreachable(
+        f"The vector store (Chroma) was unreachable for {_duration(seconds)} while this file waited to be "
+        "indexed, so indexing was given up; nothing of it was kept. Upload the file again once the vector store "
+        "is running.",
+        unreachable_seconds=round(seconds), **error.details,
     ).to_body()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} minutes" if seconds >= 120 else f"{seconds:.0f} seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +83,8 @@ class Job:
     progress: float  # 0..1
     created_at: float
     document_id: str | None = None  # its own id, or an earlier upload's when the file was a duplicate
-    error: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None  # also, while it waits to be tried again, why its last try did not finish
+    retry_at: float | None = None  # while queued to be tried again (the vector store was unreachable): when
 
     @property
     def finished(self) -> bool:
@@ -72,6 +96,7 @@ class Job:
             job_id=record.job_id, chat_id=record.chat_id, filename=record.filename, size_bytes=record.size_bytes,
             state=record.state, progress=1.0 if record.state == "ready" else record.progress,
             created_at=record.created_at, document_id=record.document_id, error=record.error,
+            retry_at=record.retry_at if record.state == "queued" else None,
         )
 
 
@@ -87,11 +112,14 @@ class _Running:
 
 class IngestJobs:
     """Claims and runs ingestion jobs on ``workers`` threads (embedding already uses every core, so one is the
-    default). ``lease_seconds``: how long a job stays with a worker that stopped renewing it (died)."""
+    default). ``lease_seconds``: how long a job stays with a worker that stopped renewing it (died);
+    ``retry_seconds`` / ``retry_limit_seconds``: the first wait before a job whose vector store was unreachable is
+    tried again, and how long it may stay unreachable before the job fails."""
 
     def __init__(
         self, ingestion: IngestionService, store: JobStore, *, workers: int = 1, lease_seconds: float = 30.0,
-        max_attempts: int = 3, poll_seconds: float = 1.0,
+        max_attempts: int = 3, poll_seconds: float = 1.0, retry_seconds: float = 5.0,
+        retry_limit_seconds: float = 300.0,
     ) -> None:
         self._ingestion = ingestion
         self._store = store
@@ -99,6 +127,8 @@ class IngestJobs:
         self._heartbeat_seconds = min(2.0, lease_seconds / 3)
         self._max_attempts = max_attempts
         self._poll_seconds = poll_seconds
+        self._retry_seconds = retry_seconds
+        self._retry_limit_seconds = retry_limit_seconds
         self._worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._running: dict[str, _Running] = {}  # jobs this process's workers hold
         self._lock = threading.Lock()
@@ -168,7 +198,8 @@ class IngestJobs:
         self._wake.set()
 
     def _cancel(self, chat_id: str, job_ids: list[str], wait_seconds: float) -> list[Job]:
-        self._store.request_cancel(chat_id, job_ids)
+        for job_id in self._store.request_cancel(chat_id, job_ids):
+            self._roll_back_waiting(chat_id, job_id)
         with self._lock:
             running_here = [self._running[job_id] for job_id in job_ids if job_id in self._running]
         for running in running_here:
@@ -204,17 +235,6 @@ class IngestJobs:
 
     def _run(self, claimed: ClaimedJob) -> None:
         record = claimed.record
-        if claimed.taken_over:
-            # Its worker died: keep the document if it was stored whole, else roll back what it half-stored.
-            kept = self._ingestion.settle(record.chat_id, record.job_id)
-            if kept is not None:
-                self._finish(record, "ready", document=kept)
-                return
-            if record.attempts > self._max_attempts:
-                log.warning("ingestion job %s was interrupted %d times; failed", record.job_id, record.attempts - 1)
-                self._finish(record, "failed", error=_interrupted(record.attempts - 1))
-                return
-            log.warning("ingestion job %s was interrupted; attempt %d", record.job_id, record.attempts)
         running = _Running(record.job_id)
         if record.cancel_requested:
             running.cancel.set()
@@ -223,13 +243,11 @@ class IngestJobs:
         heartbeat = threading.Thread(target=self._heartbeat, args=(running,), daemon=True)
         heartbeat.start()
         try:
-            document = self._ingestion.ingest(
-                record.chat_id, claimed.filename, claimed.data,
-                progress=lambda done: setattr(running, "progress", done),
-                document_id=record.job_id, cancelled=running.cancel,
-            )
+            document = self._index(claimed, running)
         except Cancelled:
             self._finish(record, "cancelled", progress=running.progress)
+        except VectorStoreUnreachable as error:
+            self._retry_later(record, error, running.progress)
         except AxiomError as error:
             self._finish(record, "failed", error=error.to_body(), progress=running.progress)
         except Exception:  # a worker must record every failure, or the job would look queued forever
@@ -242,6 +260,55 @@ class IngestJobs:
             heartbeat.join()
             with self._lock:
                 del self._running[record.job_id]
+
+    def _index(self, claimed: ClaimedJob, running: _Running) -> IngestedDocument:
+        record = claimed.record
+        if claimed.taken_over or record.retrying_since is not None:
+            # Its worker died, or its last try met the vector store unreachable: keep the document if it was
+            # stored whole, else roll back what was half-stored.
+            kept = self._ingestion.settle(record.chat_id, record.job_id)
+            if kept is not None:
+                return kept
+        if claimed.taken_over:
+            if record.attempts > self._max_attempts:
+                log.warning("ingestion job %s was interrupted %d times; failed", record.job_id, record.attempts - 1)
+                raise _interrupted(record.attempts - 1)
+            log.warning("ingestion job %s was interrupted; attempt %d", record.job_id, record.attempts)
+        return self._ingestion.ingest(
+            record.chat_id, claimed.filename, claimed.data,
+            progress=lambda done: setattr(running, "progress", done),
+            document_id=record.job_id, cancelled=running.cancel,
+        )
+
+    def _retry_later(self, record: JobRecord, error: VectorStoreUnreachable, progress: float) -> None:
+        """Queues the job to be tried again once the vector store may be back, or fails it if it has been
+        unreachable for too long."""
+        now = time.time()
+        since = record.retrying_since or now
+        unreachable_for = now - since
+        if unreachable_for >= self._retry_limit_seconds:
+            log.warning("ingestion job %s: the vector store was unreachable for %.0f s; failed",
+                        record.job_id, unreachable_for)
+            self._finish(record, "failed", error=_unreachable_too_long(unreachable_for, error), progress=progress)
+            return
+        # Waits that double (each as long as the outage so far), the last try at the limit.
+        delay = min(max(self._retry_seconds, unreachable_for), _MAX_RETRY_DELAY_SECONDS,
+                    since + self._retry_limit_seconds - now)
+        log.warning("ingestion job %s: the vector store is unreachable; trying again in %.1f s",
+                    record.job_id, delay)
+        if not self._store.retry_later(
+            record.job_id, self._worker, retry_at=now + delay, retrying_since=since, error=error.to_body(),
+            progress=progress,
+        ):
+            log.warning("ingestion job %s was taken over by another worker before it could wait", record.job_id)
+
+    def _roll_back_waiting(self, chat_id: str, job_id: str) -> None:
+        """Rolls back what the last try of a job cancelled while waiting to be tried again half-stored; with the
+        vector store still unreachable, the recovery does it later."""
+        try:
+            self._ingestion.roll_back(chat_id, job_id)
+        except VectorStoreUnreachable:
+            log.warning("ingestion job %s was cancelled; its half-stored document is rolled back later", job_id)
 
     def _heartbeat(self, running: _Running) -> None:
         while not running.ended.wait(self._heartbeat_seconds):

@@ -156,7 +156,7 @@ class IngestionService:
                     # Kept as a result: without the traceback that holds this frame (and so the results).
                     results.append(error.with_traceback(None))
             _stop_if(cancelled)
-            stored_meanwhile = self._store(
+            stored_meanwhile = self._store_unless_stored_meanwhile(
                 [r for r in results if isinstance(r, _Prepared)], chat_id, phases.storing if progress else None,
                 cancelled,
             )
@@ -179,17 +179,26 @@ class IngestionService:
         return prepared
 
     def _same_content(self, chat_id: str, sha256: str) -> DocumentRecord | None:
-        """The chat's document with this content, stored or being stored by a live process (another replica).
-        One still 'indexing' that nobody stores is a leftover (an upload that failed while the vector store was
-        down, so its roll-back failed too; a dead replica's): it is rolled back now and the file stored again."""
+        """The chat's ready document with this content. One still 'indexing' is being stored by a live process
+        (another replica) or left over (an upload that failed while the vector store was down, so its roll-back
+        failed too; a dead replica's): its outcome is waited for (``_settled``), so a file is never answered as a
+        duplicate of a document that then fails to be stored."""
         earlier = self._documents.find_by_sha256(chat_id, sha256)
         if earlier is None or earlier.status == READY:
             return earlier
-        with self._documents.left_behind(earlier) as left:
-            if not left:
-                return earlier
-            self.roll_back(chat_id, earlier.document_id)
-        return None
+        return self._settled(chat_id, earlier.document_id)
+
+    def _settled(self, chat_id: str, document_id: str) -> DocumentRecord | None:
+        """The document once no process is storing it any more (waiting for the one that is: its storing is
+        bounded by the stores' own timeouts): the record if it was stored whole, else None once whatever was
+        half-stored is rolled back. Call with the chat's lock held: no other storing of this process is under
+        way (on SQLite, which has one process, nothing is waited for)."""
+        with self._documents.storing([document_id]):
+            record = self._documents.get(chat_id, document_id)
+            if record is not None and record.status == READY:
+                return record
+            self.roll_back(chat_id, document_id)
+            return None
 
     def _read(
         self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None,
@@ -256,6 +265,26 @@ class IngestionService:
             progress(1.0)
         return stored_meanwhile
 
+    def _store_unless_stored_meanwhile(
+        self, batch: list[_Prepared], chat_id: str, progress: Progress | None, cancelled: threading.Event | None
+    ) -> dict[str, DocumentRecord]:
+        """``_store``, where a document another replica began storing with the same content after the duplicate
+        check is waited for: if it was stored, it is returned by the id of the one not stored; if not, the batch's
+        own is stored after all (embedded again from the same prepared chunks)."""
+        stored_meanwhile: dict[str, DocumentRecord] = {}
+        while batch:
+            failed_meanwhile = set()
+            for document_id, same_content in self._store(batch, chat_id, progress, cancelled).items():
+                settled = self._settled(chat_id, same_content.document_id)
+                if settled is None:
+                    failed_meanwhile.add(document_id)
+                else:
+                    stored_meanwhile[document_id] = settled
+            # Each round stores the rest unless yet another replica began the same content meanwhile.
+            batch = [prepared for prepared in batch if prepared.record.document_id in failed_meanwhile]
+            progress = None  # the bar reached its end with the first round
+        return stored_meanwhile
+
     def _embed(
         self, chunks: Sequence[Chunk], progress: Progress | None, cancelled: threading.Event | None
     ) -> np.ndarray:
@@ -303,12 +332,11 @@ class IngestionService:
         """After a worker died storing ``document_id``: the document if it was stored whole (it is kept), else
         None once whatever it half-stored is rolled back. A worker that only lost its lease (the database away
         for longer) may still be storing it: that is waited for, never rolled back under it."""
-        with self._chat_locks[chat_id], self._documents.storing([document_id]):
-            record = self._documents.get(chat_id, document_id)
-            if record is not None and record.status == READY:
-                return IngestedDocument(document_id, record.filename, record.page_count, record.chunk_count)
-            self.roll_back(chat_id, document_id)
-            return None
+        with self._chat_locks[chat_id]:
+            record = self._settled(chat_id, document_id)
+        return None if record is None else IngestedDocument(
+            document_id, record.filename, record.page_count, record.chunk_count
+        )
 
     def recover(self, *, keep: Container[str] = ()) -> list[str]:
         """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the

@@ -21,7 +21,7 @@ from chromadb.errors import NotFoundError
 from numpy.typing import ArrayLike
 
 from backend.config import Settings
-from backend.errors import RetrievalFailed
+from backend.errors import VectorStoreUnreachable
 from backend.ids import collection_name
 from backend.models import Chunk, ScoredChunk
 
@@ -31,8 +31,8 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def _unreachable(error: Exception, **details: Any) -> RetrievalFailed:
-    return RetrievalFailed(
+def _unreachable(error: Exception, **details: Any) -> VectorStoreUnreachable:
+    return VectorStoreUnreachable(
         "The vector store (Chroma) is unreachable; check that the Chroma server is running and reachable.",
         cause=str(error) or type(error).__name__,
         **details,

@@ -8,6 +8,9 @@ also writes its progress, so every replica shows it, and reads ``cancel_requeste
 Every later write of a claimed job names its worker, so a worker that lost its lease cannot overwrite the job's
 fate. The file is deleted when the job ends.
 
+A job whose storing met the vector store unreachable goes back to 'queued' (``retry_later``) with the time it may
+be claimed again (``retry_at``) and the error of its last try, until then claimed by nobody.
+
 The file is stored in pieces of ``PIECE_BYTES``: SQLite's cached INSERT statement keeps the last value bound to
 it, so every pooled connection that had stored a 50 MB file as one value held a 50 MB copy of it (+100 MiB a job
 measured, docs/benchmarks.md); a piece is also written from the request's buffer without copying it, and read
@@ -56,8 +59,10 @@ class JobRecord:
     error: dict[str, Any] | None  # the error contract's body, when failed
     created_at: float
     progress: float = 0.0  # 0..1, as its worker last wrote it
-    attempts: int = 0  # how many times a worker took it
+    attempts: int = 0  # how many times a worker took it (since its last retry_later)
     cancel_requested: bool = False
+    retry_at: float | None = None  # queued to be tried again, not before this time (the vector store was away)
+    retrying_since: float | None = None  # when its first try met the vector store unreachable
 
 
 _RECORD_FIELDS = tuple(field.name for field in fields(JobRecord))
@@ -105,7 +110,10 @@ class JobStore:
     def claim(self, worker: str, lease_seconds: float) -> ClaimedJob | None:
         """Takes the oldest claimable job for ``worker`` until now + ``lease_seconds``; None if there is none."""
         now = time.time()
-        claimable = or_(jobs.c.state == "queued", and_(jobs.c.state == "indexing", jobs.c.lease_until < now))
+        claimable = or_(
+            and_(jobs.c.state == "queued", or_(jobs.c.retry_at.is_(None), jobs.c.retry_at <= now)),
+            and_(jobs.c.state == "indexing", jobs.c.lease_until < now),
+        )
         with self._engine.begin() as db:
             row = db.execute(
                 select(jobs.c.job_id, jobs.c.state, jobs.c.attempts).where(claimable)
@@ -118,7 +126,7 @@ class JobStore:
                 update(jobs).where(jobs.c.job_id == row.job_id, jobs.c.state == row.state,
                                    jobs.c.attempts == row.attempts)
                 .values(state="indexing", claimed_by=worker, lease_until=now + lease_seconds,
-                        attempts=row.attempts + 1)
+                        attempts=row.attempts + 1, retry_at=None, error=None)
             ).rowcount
             if not taken:
                 return None
@@ -157,17 +165,39 @@ class JobStore:
                 db.execute(delete(job_files).where(job_files.c.job_id == job_id))
         return bool(ended)
 
-    def request_cancel(self, chat_id: str, job_ids: list[str] | None = None) -> None:
+    def retry_later(
+        self, job_id: str, worker: str, *, retry_at: float, retrying_since: float, error: dict[str, Any],
+        progress: float,
+    ) -> bool:
+        """Puts a job ``worker`` holds back to 'queued', claimable again from ``retry_at`` (its file kept), or ends
+        it as 'cancelled' if a cancel was asked for meanwhile; False (and nothing written) if it no longer holds
+        it. Its attempts start again from none: they count interruptions in a row."""
+        cancelled = jobs.c.cancel_requested.is_(True)
+        with self._engine.begin() as db:
+            state = db.execute(
+                update(jobs).where(jobs.c.job_id == job_id, jobs.c.claimed_by == worker, jobs.c.state == "indexing")
+                .values(state=case((cancelled, "cancelled"), else_="queued"), claimed_by=None, lease_until=None,
+                        attempts=0, retry_at=retry_at, retrying_since=retrying_since,
+                        error=case((cancelled, None), else_=_json(error)), progress=_at_least(progress))
+                .returning(jobs.c.state)
+            ).scalar_one_or_none()
+            if state == "cancelled":
+                db.execute(delete(job_files).where(job_files.c.job_id == job_id))
+        return state is not None
+
+    def request_cancel(self, chat_id: str, job_ids: list[str] | None = None) -> list[str]:
         """Cancels the chat's queued jobs (all, or those of ``job_ids``) at once and asks the workers of running
-        ones to stop at their next step."""
+        ones to stop at their next step. Returns the cancelled jobs that were waiting to be tried again: what
+        their last try half-stored is for the caller to roll back."""
         where = [jobs.c.chat_id == chat_id] + ([jobs.c.job_id.in_(job_ids)] if job_ids is not None else [])
         with self._engine.begin() as db:
-            cancelled = list(db.execute(
+            cancelled = db.execute(
                 update(jobs).where(*where, jobs.c.state == "queued").values(state="cancelled")
-                .returning(jobs.c.job_id)
-            ).scalars())
-            db.execute(delete(job_files).where(job_files.c.job_id.in_(cancelled)))
+                .returning(jobs.c.job_id, jobs.c.retrying_since)
+            ).all()
+            db.execute(delete(job_files).where(job_files.c.job_id.in_([row.job_id for row in cancelled])))
             db.execute(update(jobs).where(*where, jobs.c.state == "indexing").values(cancel_requested=True))
+        return [row.job_id for row in cancelled if row.retrying_since is not None]
 
     def expire_leases(self) -> None:
         """Makes every running job claimable now: for a process that alone uses the database (SQLite), whose

@@ -188,6 +188,10 @@ jobs = Table(
     Column("lease_until", Double, nullable=True),
     Column("progress", Double, nullable=False, server_default="0"),
     Column("cancel_requested", Boolean, nullable=False, server_default=false()),
+    # Waiting to be tried again after the vector store was unreachable: not claimed before ``retry_at``; given up
+    # once it has been unreachable for long enough since ``retrying_since`` (backend/ingest/jobs.py).
+    Column("retry_at", Double, nullable=True),
+    Column("retrying_since", Double, nullable=True),
     Index("jobs_chat", "chat_id", "state"),
     Index("jobs_state", "state", "created_at"),
 )

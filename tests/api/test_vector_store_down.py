@@ -18,10 +18,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backend.api.settings import ApiSettings
 from backend.config import Settings
 from backend.ids import collection_name
 from tests.api.server import RunningServer, serve
-from tests.api.support import assert_error, stream_events, upload
+from tests.api.support import assert_error, stream_events, upload, wait_for
 from tests.support.chroma_server import ChromaServer, start_chroma_server
 from tests.support.postgres import DATABASES
 
@@ -243,5 +244,43 @@ def test_with_keys_on_an_upload_refused_while_chroma_is_down_makes_no_chat(build
             again = upload(client, "made-when-stored", NOTES)
             assert again.status_code == 200, again.text
             assert [chat["id"] for chat in client.get("/chats").json()["chats"]] == ["made-when-stored"]
+    finally:
+        chroma.stop()
+
+
+def test_a_background_upload_while_chroma_is_down_waits_queued_and_is_stored_once_it_is_back(
+    build_app_services, tmp_path
+):
+    """The job is polled as queued, with the error of its last try and when it is tried next; once Chroma is
+    back, it is stored whole and listed."""
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    try:
+        services = build_app_services(
+            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
+            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
+        )
+        with serve(services, ApiSettings(ingest_retry_seconds=0.5)) as running, httpx.Client(
+            base_url=running.url, timeout=300
+        ) as client:
+            with chroma.down():
+                accepted = upload(client, CHAT, NOTES, background="true")
+                assert accepted.status_code == 202, accepted.text
+                (job,) = accepted.json()["jobs"]
+                waiting = wait_for(
+                    lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["retry_at"] and body,
+                    "the job to wait for Chroma",
+                )
+                assert waiting["status"] == "queued" and waiting["error"]["error"] == "RETRIEVAL_FAILED"
+                listed = client.get(f"/chat/{CHAT}/documents").json()
+                assert listed["documents"] == [] and [j["id"] for j in listed["jobs"]] == [job["id"]]
+
+            done = wait_for(
+                lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["status"] == "ready"
+                and body, "the job once Chroma is back",
+            )
+            assert done["percent"] == 100 and done["error"] is None and done["retry_at"] is None
+            listed = client.get(f"/chat/{CHAT}/documents").json()
+            assert [d["id"] for d in listed["documents"]] == [job["id"]] and listed["jobs"] == []
     finally:
         chroma.stop()

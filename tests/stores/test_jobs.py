@@ -13,6 +13,7 @@ from sqlalchemy import Engine, func, select
 
 from backend.stores.jobs import PIECE_BYTES, JobRecord, JobStore
 from backend.stores.schema import job_file_pieces
+from backend.stores.schema import jobs as jobs_table
 
 
 def job(job_id: str, state: str = "queued", chat_id: str = "chat1", created_at: float = 1.0) -> JobRecord:
@@ -134,3 +135,46 @@ def test_the_recorded_progress_never_goes_back(database):
     store.heartbeat("job1", "w2", lease_seconds=60, progress=0.6)
     assert store.finish("job1", "w2", "cancelled", progress=0.7)
     assert store.get("chat1", "job1").progress == 0.7
+
+
+UNREACHABLE = {"error": "RETRIEVAL_FAILED", "message": "The vector store (Chroma) is unreachable.", "details": {}}
+
+
+def test_a_job_to_be_retried_waits_queued_until_its_time_with_its_file_and_progress(database):
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    store.claim("w1", lease_seconds=60)
+    assert not store.retry_later("job1", "w2", retry_at=time.time(), retrying_since=1.0, error=UNREACHABLE,
+                                 progress=0.4)  # not its job
+    assert store.retry_later("job1", "w1", retry_at=time.time() + 60, retrying_since=1.0, error=UNREACHABLE,
+                             progress=0.4)
+    waiting = store.get("chat1", "job1")
+    assert (waiting.state, waiting.progress, waiting.error, waiting.attempts) == ("queued", 0.4, UNREACHABLE, 0)
+    assert store.unfinished_ids() == ["job1"]
+    assert store.heartbeat("job1", "w1", lease_seconds=60, progress=0.5) is None  # nobody holds it now
+    assert store.claim("w2", lease_seconds=60) is None  # not before its time
+
+    # Its time comes: claimable by any worker, with its file, its error cleared.
+    with database.begin() as db:
+        db.execute(jobs_table.update().values(retry_at=time.time() - 1))
+    again = store.claim("w2", lease_seconds=60)
+    assert again.data == b"abc" and not again.taken_over
+    assert (again.record.retrying_since, again.record.attempts, again.record.error) == (1.0, 1, None)
+
+
+def test_a_job_cancelled_while_its_try_failed_is_cancelled_not_retried(database):
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    queue(store, "job2", created_at=time.time() + 1)
+    store.claim("w1", lease_seconds=60)
+    store.request_cancel("chat1", ["job1"])  # while its try meets the vector store unreachable
+    assert store.retry_later("job1", "w1", retry_at=time.time(), retrying_since=1.0, error=UNREACHABLE,
+                             progress=0.4)
+    cancelled = store.get("chat1", "job1")
+    assert cancelled.state == "cancelled" and cancelled.error is None
+    assert store.claim("w1", lease_seconds=60).record.job_id == "job2"
+    assert store.retry_later("job2", "w1", retry_at=time.time() + 60, retrying_since=1.0, error=UNREACHABLE,
+                             progress=0.0)
+    # Cancelled while it waits: at once, and named as one whose last try may have left something to roll back.
+    assert store.request_cancel("chat1") == ["job2"]
+    assert store.get("chat1", "job2").state == "cancelled" and store.unfinished_ids() == []
