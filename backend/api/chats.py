@@ -4,7 +4,8 @@ A chat needs no record to exist: uploading or asking in it is enough (ADR-007). 
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
 chat's conversation in the history session of the same id; every session asked in a chat belongs to it
 (backend/conversations.py), so deleting a chat clears them all; they stay its, for no other chat to take up, and an
-answer still being written in it is not saved (ChatWasDeleted, backend/stores/memory.py). A chat exists while it
+answer still being written in it is not saved (ChatWasDeleted, backend/stores/memory.py), nor a file still being
+stored in it (backend/stores/documents.py). A chat exists while it
 has any of these — a name, documents, files being indexed, a conversation — and once deleted it has none, so its
 routes answer 404. It is not made again by an upload or a question sent to its id (from a browser tab still showing
 it, say): those answer 410 CHAT_DELETED, so the new file or message does not become a chat of its own that the user
@@ -195,8 +196,8 @@ class Chats:
         if deleted is None:
             return
         if default or self._holds_anything(chat_id):
-            # Made again: the default chat (on purpose), by the command line, or by what was in flight when it was
-            # deleted (a file being stored then). Its id is like any other now.
+            # Made again: the default chat (on purpose), or by the command line; or its deletion failed part-way
+            # (the chat still listed). Its id is like any other now.
             if forget:
                 self._store.forget_deletion(chat_id)
             return
@@ -241,10 +242,11 @@ class Chats:
                 f"“{title}” is still storing {_file_names(still_running)}; try deleting it again in a moment.",
                 chat_id=chat_id, jobs=[job.job_id for job in still_running],
             )
+        # Notes the deletion with the conversation's removal, first: from then on an answer still being written
+        # or a file still being stored in the chat is refused, not left behind after the rest is gone.
+        messages_deleted = self._memory.clear_chat(chat_id)
         documents_deleted = self._ingestion.delete_chat(chat_id)
         self._jobs.forget_chat(chat_id)
-        # Notes the deletion with the conversation's removal, so an answer still being written is not saved after.
-        messages_deleted = self._memory.clear_chat(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)
         return DeletedChat(chat_id, documents_deleted, messages_deleted)
