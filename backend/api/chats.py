@@ -129,15 +129,14 @@ class Chats:
             self._record_reachable(chat_id, user)
         return chat_id
 
-    def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> str:
-        """``chat_id`` when ``user`` may store something in it (an upload, a question): reachable, and not
+    def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
+        """Checks that ``user`` may store something in the chat (an upload, a question): reachable, and not
         deleted — ChatWasDeleted (410) otherwise, or for another user's deleted chat NotFound. Checks only: the
         chat is made by ``claim`` once what is to be stored in it has passed its own checks. ``default``: the
-        chat a question naming none goes to, made again even after it was deleted."""
+        chat a question naming none goes to, made again even after it was deleted. Returns whether the chat was
+        deleted and is made again (``claim`` then forgets its deletion)."""
         record = self._record_reachable(chat_id, user) if user is not None else None
-        if record is None:
-            self._refuse_if_deleted(chat_id, user, default=default, forget=False)
-        return chat_id
+        return record is None and self._deleted_but_made_again(chat_id, user, default=default)
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
         """``session_id`` when ``user`` may read or clear it: its chat (the chat it is bound to, or the chat of its
@@ -150,17 +149,26 @@ class Chats:
                 raise session_not_found(session_id) from None
         return session_id
 
-    def claim(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
+    def claim(
+        self, chat_id: str, user: User | None, *, default: bool = False, made_again: bool | None = None
+    ) -> bool:
         """Makes a chat that does not exist yet ``user``'s, just before something is stored in it (an upload, a
         question); raises as ``usable`` does (checked again: the chat may have been deleted or claimed since).
-        Whether it made the chat's record: the caller then undoes it with ``unclaim`` if it stores nothing."""
+        Whether it made the chat's record: the caller then undoes it with ``unclaim`` if it stores nothing.
+        ``made_again``: with keys off, what ``usable`` returned just before, for a question, whose answer is
+        refused when saved if the chat was deleted since (``MemoryStore.add_exchange``): whether it was deleted is
+        then not read again."""
         if user is None:
-            self._refuse_if_deleted(chat_id, None, default=default)
+            if made_again is None:
+                made_again = self._deleted_but_made_again(chat_id, None, default=default)
+            if made_again:
+                self._store.forget_deletion(chat_id)
             return False
         # One read for a chat in use; more only for a chat that has no record yet.
         if self._record_reachable(chat_id, user) is not None:
             return False
-        self._refuse_if_deleted(chat_id, user, default=default)
+        if self._deleted_but_made_again(chat_id, user, default=default):
+            self._store.forget_deletion(chat_id)
         record, made = self._store.claim(chat_id, user.user_id, title=chat_id)
         if record.owner != user.user_id:
             raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
@@ -188,19 +196,17 @@ class Chats:
             raise _not_found(chat_id)
         return deleted
 
-    def _refuse_if_deleted(self, chat_id: str, user: User | None, *, default: bool, forget: bool = True) -> None:
-        """For a chat without a record: raises ChatWasDeleted if it was deleted and is still empty (NotFound
-        when it was another user's). ``forget``: a chat made again forgets its deletion (only when claimed:
-        a check alone, before the request has passed its other checks, changes nothing)."""
+    def _deleted_but_made_again(self, chat_id: str, user: User | None, *, default: bool) -> bool:
+        """For a chat without a record: whether it was deleted and is made again — the default chat (on purpose),
+        one the command line filled, or one whose deletion failed part-way (still listed) — so that its claim
+        forgets the deletion (only the claim: a check alone, before the request has passed its other checks,
+        changes nothing). Raises ChatWasDeleted if it was deleted and is still empty (NotFound when it was
+        another user's)."""
         deleted = self._deletion(chat_id, user)
         if deleted is None:
-            return
+            return False
         if default or self._holds_anything(chat_id):
-            # Made again: the default chat (on purpose), or by the command line; or its deletion failed part-way
-            # (the chat still listed). Its id is like any other now.
-            if forget:
-                self._store.forget_deletion(chat_id)
-            return
+            return True
         raise ChatWasDeleted(
             f"{deleted_chat_name(chat_id, deleted.title)} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
             "chats and start a new chat.",
@@ -210,18 +216,15 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        exists = (
-            contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)
-        )
-        if not exists:
+        if not (self._holds_anything(chat_id, contents) or self._store.get(chat_id)):
             raise _not_found(chat_id)
         return contents
 
-    def _holds_anything(self, chat_id: str) -> bool:
-        """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""
-        return bool(
-            self._documents.list(chat_id) or self._jobs.unfinished(chat_id) or self._memory.has_conversation(chat_id)
-        )
+    def _holds_anything(self, chat_id: str, contents: ChatContents | None = None) -> bool:
+        """Documents, files being indexed (``contents``, when already read) or a conversation: a chat without a
+        record that exists all the same."""
+        contents = contents or ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
+        return bool(contents.documents or contents.jobs or self._memory.has_conversation(chat_id))
 
     def rename(self, chat_id: str, title: str) -> Chat:
         title = _valid_title(title)

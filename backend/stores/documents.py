@@ -92,7 +92,7 @@ class DocumentStore:
                     page_count=record.page_count, chunk_count=record.chunk_count, status=INDEXING,
                     created_at=record.created_at,
                 ))
-                _refuse_if_chat_deleted(db, record, removed=False)
+                _refuse_storing_in_deleted_chat(db, record, removed=False)
         except IntegrityError:
             same_content = self.find_by_sha256(record.chat_id, record.sha256)
             if same_content is None:
@@ -124,7 +124,7 @@ class DocumentStore:
                 update(documents).where(documents.c.document_id == document_id, documents.c.status == INDEXING)
                 .values(status=READY, chunk_count=len(chunks))
             ).rowcount
-            _refuse_if_chat_deleted(db, record, removed=not marked)
+            _refuse_storing_in_deleted_chat(db, record, removed=not marked)
             if chunks:
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
@@ -264,7 +264,7 @@ class DocumentStore:
         return _record(row) if row else None
 
 
-def _refuse_if_chat_deleted(db: Connection, record: DocumentRecord, *, removed: bool) -> None:
+def _refuse_storing_in_deleted_chat(db: Connection, record: DocumentRecord, *, removed: bool) -> None:
     """Raises ChatWasDeleted if the document's chat was deleted (``removed``: its row is gone, as the chat's
     deletion removes it). Called after the transaction's first write, holding the chat's turn (``noted_deletion``)."""
     deleted = noted_deletion(db, record.chat_id)

@@ -8,7 +8,9 @@ from contextlib import contextmanager
 import pytest
 from sqlalchemy import Engine, event
 
+from backend.api.answers import Answerer
 from backend.api.chats import Chats
+from backend.conversations import Conversations
 from backend.errors import ChatWasDeleted, NotFound
 from backend.ingest.jobs import IngestJobs
 from backend.stores.chats import ChatStore
@@ -29,12 +31,13 @@ def chats(database: Engine) -> Chats:
 
 
 @contextmanager
-def statements(database: Engine):
-    """The SQL statements run on ``database`` inside the block, first word upper-cased (SELECT, INSERT, …)."""
+def statements(database: Engine, *, whole: bool = False):
+    """The SQL statements run on ``database`` inside the block, first word upper-cased (SELECT, INSERT, …), or
+    ``whole``."""
     run: list[str] = []
 
     def record(_connection, _cursor, statement, *_args) -> None:
-        run.append(statement.split(None, 1)[0].upper())
+        run.append(statement if whole else statement.split(None, 1)[0].upper())
 
     event.listen(database, "before_cursor_execute", record)
     try:
@@ -91,6 +94,20 @@ def test_without_keys_nothing_is_claimed(chats: Chats, database: Engine) -> None
         chats.claim("open", None)
 
     assert run == ["SELECT"] and ChatStore(database).get("open") is None  # only whether it was deleted
+
+
+def test_without_keys_a_question_reads_once_whether_its_chat_was_deleted(chats: Chats, database: Engine) -> None:
+    memory = MemoryStore(database)
+    conversations = Conversations(memory, ChatStore(database), DocumentStore(database))
+    # Only the question's checks run: no pipeline or model scheduler is needed.
+    answerer = Answerer(
+        None, memory, conversations, chats, None, max_chars=2_000, max_in_flight=8, default_chat_id="default"
+    )
+
+    with statements(database, whole=True) as run:
+        answerer.question("Hello?", chat_id="open", session_id=None)
+
+    assert sum("deleted_chats" in statement for statement in run) == 1
 
 
 def test_a_deleted_chat_is_its_owners_to_be_told_about_and_another_users_to_be_refused(

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from sqlalchemy import event
 
 from backend.ids import collection_name
 from tests.api.server import serve
@@ -483,3 +484,21 @@ def test_a_background_job_queued_just_after_its_chat_was_deleted_ends_with_chat_
     assert services.documents.list(chat) == [] and services.documents.incomplete() == []
     assert not services.vectors.has_collection(chat)
     assert_error(upload(client, chat, NOTES), 410, "CHAT_DELETED", chat_id=chat)  # still deleted
+
+
+def test_deleting_a_chat_notes_its_deletion_once(client, server):
+    chat = create(client, title="Noted once")["id"]
+    notes: list[str] = []
+
+    def record(_connection, _cursor, statement, *_args) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO DELETED_CHATS"):
+            notes.append(statement)
+
+    event.listen(server.services.database, "before_cursor_execute", record)
+    try:
+        assert client.delete(f"/chats/{chat}").status_code == 200
+    finally:
+        event.remove(server.services.database, "before_cursor_execute", record)
+
+    assert len(notes) == 1
+    assert server.services.chats.deleted(chat).title == "Noted once"
