@@ -19,7 +19,8 @@ only. Chats made while keys were off have no owner, so nobody reaches them with 
 owner's: for anyone else an upload or a question to its id is the 404 of another user's chat.
 A request that fails makes no chat: the chat is claimed only once what the request would store has passed every
 check (the question's session, the upload's files), and an upload that then stores nothing (the vector store down,
-say) undoes its claim, leaving the id free rather than deleted.
+say) undoes its claim, leaving the id free rather than deleted — unless another request of the user's claimed
+the chat meanwhile, which then keeps it (so what that request stores is never left in a chat without an owner).
 """
 
 from __future__ import annotations
@@ -164,8 +165,12 @@ class Chats:
             if made_again:
                 self._store.forget_deletion(chat_id)
             return False
-        # One read for a chat in use; more only for a chat that has no record yet.
-        if self._record_reachable(chat_id, user) is not None:
+        # One read for a chat in use; more only for a chat that has no record yet, or one just made by a claim
+        # that may yet be undone (``unclaim``): this request's use keeps it, unless the undo came first.
+        record = self._record_reachable(chat_id, user)
+        if record is not None and (
+            record.updated_at != record.created_at or self._store.keep_claim(chat_id, user.user_id)
+        ):
             return False
         if self._deleted_but_made_again(chat_id, user, default=default):
             self._store.forget_deletion(chat_id)
@@ -176,7 +181,9 @@ class Chats:
 
     def unclaim(self, chat_id: str, user: User) -> None:
         """Undoes a ``claim`` that made the chat's record, for a request that then stored nothing (a request that
-        fails makes no chat). The id stays free, not deleted: the same request sent again makes the chat."""
+        fails makes no chat). The id stays free, not deleted: the same request sent again makes the chat. Not if
+        another request of the user's claimed the chat since (it may be storing in it): the record stays, so the
+        chat does not lose its owner."""
         if not self._holds_anything(chat_id):
             self._store.drop_claim(chat_id, user.user_id)
 

@@ -82,10 +82,23 @@ class ChatStore:
         return _record(row), made
 
     def drop_claim(self, chat_id: str, owner: str) -> None:
-        """Deletes the record a claim made for a request that then stored nothing. Leaves no note of a deletion
-        (unlike ``remove``): the chat was never used, so its id stays free, a retry makes it."""
+        """Deletes the record a claim made for a request that then stored nothing, unless it changed since
+        (renamed, or used by another request: ``keep_claim``), in one statement. Leaves no note of a deletion:
+        the chat was never used, so its id stays free, a retry makes it."""
         with self._engine.begin() as db:
-            db.execute(delete(chats).where(chats.c.id == _chat(chat_id), chats.c.owner == owner))
+            db.execute(delete(chats).where(
+                chats.c.id == _chat(chat_id), chats.c.owner == owner, chats.c.updated_at == chats.c.created_at
+            ))
+
+    def keep_claim(self, chat_id: str, owner: str) -> bool:
+        """For another request using a chat whose record is as its claim made it: marks the record changed
+        (``updated_at``), so the claim's undo (``drop_claim``) leaves it. False if the record is gone: it was
+        dropped meanwhile."""
+        with self._engine.begin() as db:
+            return db.execute(
+                update(chats).where(chats.c.id == _chat(chat_id), chats.c.owner == owner)
+                .values(updated_at=time.time())
+            ).rowcount > 0
 
     def get(self, chat_id: str) -> ChatRecord | None:
         with self._engine.connect() as db:

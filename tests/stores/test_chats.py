@@ -112,6 +112,20 @@ def test_a_dropped_claim_leaves_the_id_free_not_deleted(chats: ChatStore) -> Non
     assert chats.claim("stored-nothing", "alice", title="stored-nothing")[1]
 
 
+def test_a_claim_used_by_another_request_is_not_dropped(chats: ChatStore) -> None:
+    chats.claim("used", "alice", title="used")
+    assert chats.keep_claim("used", "alice")
+    chats.drop_claim("used", "alice")
+    assert chats.get("used") is not None
+
+    chats.claim("renamed", "alice", title="renamed")
+    chats.rename("renamed", "Tax returns")
+    chats.drop_claim("renamed", "alice")
+    assert chats.get("renamed") is not None
+
+    assert not chats.keep_claim("never-claimed", "alice")
+
+
 def test_a_deleted_chat_is_remembered_with_its_title_and_owner(database):
     """The deletion is noted once, with the conversation's removal (``MemoryStore.clear_chat``), before the record
     goes (``remove``), which keeps the note."""
