@@ -10,8 +10,11 @@ a replica that sees an unchanged version knows its BM25 cache is current.
 A chat can be deleted while a document is being stored in it (by another request, or on another replica). Its
 deletion is noted before its documents are removed (backend/stores/chats.py), and both writes of a document check
 for that note holding the chat's turn: one that comes after it is refused with ChatWasDeleted, so the storer rolls
-it back, and one that comes before it is removed with the chat. Nothing of it is left in the gone chat, or in a
-new chat made later under the same id.
+it back, and one that comes before it is removed with the chat. Nothing of it is left in the gone chat, nor in a
+new chat made later under the same id (its row, removed by the deletion, is not there to be made ready). Left open:
+a file whose row is not written yet (it is being embedded) while another replica deletes its chat and makes it
+again under the same id lands in the new chat (one replica's deletion waits for the chat's ingestion, see
+IngestionService); the upload would have to carry which chat it was sent to, which nothing records.
 """
 
 from __future__ import annotations
