@@ -39,6 +39,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.user:
             _give_chat(services, args.chat, args.user)
+        # An operator storing in a deleted chat makes it again (docs/api.md): its files are stored, not refused.
+        services.chats.forget_deletion(args.chat)
         for path in args.files:
             try:
                 result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())

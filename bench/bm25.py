@@ -169,11 +169,12 @@ def bench_store(chunks: list[Chunk], query_texts: list[str], tokenizer: Tokenize
 
 
 def _store_as_document(documents: DocumentStore, document_id: str, chunks: list[Chunk]) -> None:
-    documents.begin(new_record(
+    record = new_record(
         document_id=document_id, chat_id="bench", filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
-    ))
-    documents.mark_ready(document_id, [], chunks)
+    )
+    documents.begin(record)
+    documents.mark_ready(record, [], chunks)
 
 
 def bench_quality(documents: list[dict], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> None:

@@ -52,11 +52,12 @@ def store_corpus(documents: DocumentStore, chunks_wanted: int) -> int:
 
 
 def add_document(documents: DocumentStore, document_id: str, chunks: list[Chunk]) -> None:
-    documents.begin(new_record(
+    record = new_record(
         document_id=document_id, chat_id=CHAT, filename=f"{document_id}.txt", sha256=document_id,
         file_type="txt", size_bytes=1, page_count=1,
-    ))
-    documents.mark_ready(document_id, [], chunks)
+    )
+    documents.begin(record)
+    documents.mark_ready(record, [], chunks)
 
 
 def bench_rebuild(work: Path, chunks_wanted: int, url: str | None) -> None:

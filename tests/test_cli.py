@@ -77,7 +77,7 @@ def test_ask_keeps_a_session_in_its_chat_and_refuses_another_chats(tmp_path: Pat
     assert "belongs to the chat it was started in" in refused.stderr
     assert [m.content for m in memory.history("theirs")] == ["a question asked in the other chat"]
 
-    ChatStore(database).remove("notes")  # deleted: the operator's question makes it again
+    memory.clear_chat("notes")  # deleted (noted so): the operator's question makes it again
     answered = ask("mine")
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert memory.chat_of("mine") == "notes" and len(memory.history("mine")) == 2

@@ -131,9 +131,9 @@ class Answerer:
         if session_id is not None:
             validate_id(session_id, field="session_id")
         self._ensure_room()
-        self._chats.usable(chat_id, user, default=default)
+        made_again = self._chats.usable(chat_id, user, default=default)
         session_id = self._conversations.session_for(chat_id, session_id)
-        self._chats.claim(chat_id, user, default=default)
+        self._chats.claim(chat_id, user, default=default, made_again=made_again)
         return Question(message=text, chat_id=chat_id, session_id=session_id)
 
     def _default_chat(self, user: User | None) -> str:

@@ -4,7 +4,8 @@ A chat needs no record to exist: uploading or asking in it is enough (ADR-007). 
 and also every chat that has documents but no record, titled with its id until someone renames it. The UI keeps a
 chat's conversation in the history session of the same id; every session asked in a chat belongs to it
 (backend/conversations.py), so deleting a chat clears them all; they stay its, for no other chat to take up, and an
-answer still being written in it is not saved (ChatWasDeleted, backend/stores/memory.py). A chat exists while it
+answer still being written in it is not saved (ChatWasDeleted, backend/stores/memory.py), nor a file still being
+stored in it (backend/stores/documents.py). A chat exists while it
 has any of these — a name, documents, files being indexed, a conversation — and once deleted it has none, so its
 routes answer 404. It is not made again by an upload or a question sent to its id (from a browser tab still showing
 it, say): those answer 410 CHAT_DELETED, so the new file or message does not become a chat of its own that the user
@@ -18,7 +19,8 @@ only. Chats made while keys were off have no owner, so nobody reaches them with 
 owner's: for anyone else an upload or a question to its id is the 404 of another user's chat.
 A request that fails makes no chat: the chat is claimed only once what the request would store has passed every
 check (the question's session, the upload's files), and an upload that then stores nothing (the vector store down,
-say) undoes its claim, leaving the id free rather than deleted.
+say) undoes its claim, leaving the id free rather than deleted — unless another request of the user's claimed
+the chat meanwhile, which then keeps it (so what that request stores is never left in a chat without an owner).
 """
 
 from __future__ import annotations
@@ -128,15 +130,14 @@ class Chats:
             self._record_reachable(chat_id, user)
         return chat_id
 
-    def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> str:
-        """``chat_id`` when ``user`` may store something in it (an upload, a question): reachable, and not
+    def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
+        """Checks that ``user`` may store something in the chat (an upload, a question): reachable, and not
         deleted — ChatWasDeleted (410) otherwise, or for another user's deleted chat NotFound. Checks only: the
         chat is made by ``claim`` once what is to be stored in it has passed its own checks. ``default``: the
-        chat a question naming none goes to, made again even after it was deleted."""
+        chat a question naming none goes to, made again even after it was deleted. Returns whether the chat was
+        deleted and is made again (``claim`` then forgets its deletion)."""
         record = self._record_reachable(chat_id, user) if user is not None else None
-        if record is None:
-            self._refuse_if_deleted(chat_id, user, default=default, forget=False)
-        return chat_id
+        return record is None and self._deleted_but_made_again(chat_id, user, default=default)
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
         """``session_id`` when ``user`` may read or clear it: its chat (the chat it is bound to, or the chat of its
@@ -149,17 +150,30 @@ class Chats:
                 raise session_not_found(session_id) from None
         return session_id
 
-    def claim(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
+    def claim(
+        self, chat_id: str, user: User | None, *, default: bool = False, made_again: bool | None = None
+    ) -> bool:
         """Makes a chat that does not exist yet ``user``'s, just before something is stored in it (an upload, a
         question); raises as ``usable`` does (checked again: the chat may have been deleted or claimed since).
-        Whether it made the chat's record: the caller then undoes it with ``unclaim`` if it stores nothing."""
+        Whether it made the chat's record: the caller then undoes it with ``unclaim`` if it stores nothing.
+        ``made_again``: with keys off, what ``usable`` returned just before, for a question, whose answer is
+        refused when saved if the chat was deleted since (``MemoryStore.add_exchange``): whether it was deleted is
+        then not read again."""
         if user is None:
-            self._refuse_if_deleted(chat_id, None, default=default)
+            if made_again is None:
+                made_again = self._deleted_but_made_again(chat_id, None, default=default)
+            if made_again:
+                self._store.forget_deletion(chat_id)
             return False
-        # One read for a chat in use; more only for a chat that has no record yet.
-        if self._record_reachable(chat_id, user) is not None:
+        # One read for a chat in use; more only for a chat that has no record yet, or one just made by a claim
+        # that may yet be undone (``unclaim``): this request's use keeps it, unless the undo came first.
+        record = self._record_reachable(chat_id, user)
+        if record is not None and (
+            record.updated_at != record.created_at or self._store.keep_claim(chat_id, user.user_id)
+        ):
             return False
-        self._refuse_if_deleted(chat_id, user, default=default)
+        if self._deleted_but_made_again(chat_id, user, default=default):
+            self._store.forget_deletion(chat_id)
         record, made = self._store.claim(chat_id, user.user_id, title=chat_id)
         if record.owner != user.user_id:
             raise _not_found(chat_id)  # another user claimed the same new id a moment earlier
@@ -167,7 +181,9 @@ class Chats:
 
     def unclaim(self, chat_id: str, user: User) -> None:
         """Undoes a ``claim`` that made the chat's record, for a request that then stored nothing (a request that
-        fails makes no chat). The id stays free, not deleted: the same request sent again makes the chat."""
+        fails makes no chat). The id stays free, not deleted: the same request sent again makes the chat. Not if
+        another request of the user's claimed the chat since (it may be storing in it): the record stays, so the
+        chat does not lose its owner."""
         if not self._holds_anything(chat_id):
             self._store.drop_claim(chat_id, user.user_id)
 
@@ -187,19 +203,17 @@ class Chats:
             raise _not_found(chat_id)
         return deleted
 
-    def _refuse_if_deleted(self, chat_id: str, user: User | None, *, default: bool, forget: bool = True) -> None:
-        """For a chat without a record: raises ChatWasDeleted if it was deleted and is still empty (NotFound
-        when it was another user's). ``forget``: a chat made again forgets its deletion (only when claimed:
-        a check alone, before the request has passed its other checks, changes nothing)."""
+    def _deleted_but_made_again(self, chat_id: str, user: User | None, *, default: bool) -> bool:
+        """For a chat without a record: whether it was deleted and is made again — the default chat (on purpose),
+        one the command line filled, or one whose deletion failed part-way (still listed) — so that its claim
+        forgets the deletion (only the claim: a check alone, before the request has passed its other checks,
+        changes nothing). Raises ChatWasDeleted if it was deleted and is still empty (NotFound when it was
+        another user's)."""
         deleted = self._deletion(chat_id, user)
         if deleted is None:
-            return
+            return False
         if default or self._holds_anything(chat_id):
-            # Made again: the default chat (on purpose), by the command line, or by what was in flight when it was
-            # deleted (a file being stored then). Its id is like any other now.
-            if forget:
-                self._store.forget_deletion(chat_id)
-            return
+            return True
         raise ChatWasDeleted(
             f"{deleted_chat_name(chat_id, deleted.title)} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
             "chats and start a new chat.",
@@ -209,18 +223,15 @@ class Chats:
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
-        exists = (
-            contents.documents or contents.jobs or self._store.get(chat_id) or self._memory.has_conversation(chat_id)
-        )
-        if not exists:
+        if not (self._holds_anything(chat_id, contents) or self._store.get(chat_id)):
             raise _not_found(chat_id)
         return contents
 
-    def _holds_anything(self, chat_id: str) -> bool:
-        """Documents, files being indexed or a conversation: a chat without a record that exists all the same."""
-        return bool(
-            self._documents.list(chat_id) or self._jobs.unfinished(chat_id) or self._memory.has_conversation(chat_id)
-        )
+    def _holds_anything(self, chat_id: str, contents: ChatContents | None = None) -> bool:
+        """Documents, files being indexed (``contents``, when already read) or a conversation: a chat without a
+        record that exists all the same."""
+        contents = contents or ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
+        return bool(contents.documents or contents.jobs or self._memory.has_conversation(chat_id))
 
     def rename(self, chat_id: str, title: str) -> Chat:
         title = _valid_title(title)
@@ -241,10 +252,11 @@ class Chats:
                 f"“{title}” is still storing {_file_names(still_running)}; try deleting it again in a moment.",
                 chat_id=chat_id, jobs=[job.job_id for job in still_running],
             )
+        # Notes the deletion with the conversation's removal, first: from then on an answer still being written
+        # or a file still being stored in the chat is refused, not left behind after the rest is gone.
+        messages_deleted = self._memory.clear_chat(chat_id)
         documents_deleted = self._ingestion.delete_chat(chat_id)
         self._jobs.forget_chat(chat_id)
-        # Notes the deletion with the conversation's removal, so an answer still being written is not saved after.
-        messages_deleted = self._memory.clear_chat(chat_id)
         # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
         self._store.remove(chat_id)
         return DeletedChat(chat_id, documents_deleted, messages_deleted)

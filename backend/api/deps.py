@@ -73,7 +73,8 @@ def reachable_chat(chat_id: Annotated[Id, Path()], chats: ChatsDep, user: UserDe
 def usable_chat(chat_id: Annotated[Id, Path()], chats: ChatsDep, user: UserDep) -> str:
     """For a route that may make the chat (an upload): refused before the body is read if the chat is another
     user's (404) or was deleted (410); the route claims it only once there is something to store in it."""
-    return chats.usable(chat_id, user)
+    chats.usable(chat_id, user)
+    return chat_id
 
 
 def reachable_document_chat(

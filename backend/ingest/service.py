@@ -255,7 +255,7 @@ class IngestionService:
                 if begun:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
-                    self._documents.mark_ready(prepared.record.document_id, prepared.parents, prepared.chunks)
+                    self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
             except BaseException:
                 for prepared in begun:
                     self.roll_back(chat_id, prepared.record.document_id)

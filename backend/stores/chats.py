@@ -6,10 +6,11 @@ title. So ``rename`` is an upsert: naming a chat that so far exists only through
 With API keys on (AXIOM_AUTH=api-key) a record also says whose chat it is (``owner``, a user id; NULL for chats
 made with auth off): every chat a user makes or first uses gets one (``claim``), so each has an owner.
 
-Removing a record leaves a note that the chat was deleted (``schema.deleted_chats``, with its title and owner):
+Deleting a chat leaves a note that it was deleted (``schema.deleted_chats``, with its record's title and owner):
 what tells a deleted chat, which an upload or a question must not make again, from an id never used. The note is
-written first in the same transaction that clears the chat's conversation (``MemoryStore.clear_chat``), so an
-answer saved after that is refused rather than left behind in a chat that is gone.
+written first, in the transaction that clears the chat's conversation (``MemoryStore.clear_chat``), before its
+documents and its record are removed; what is saved in the chat after that, an answer or a file being stored, is
+refused (``noted_deletion``) rather than left behind in a chat that is gone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, Row, delete, select, update
 
+from backend.errors import ChatWasDeleted
 from backend.ids import validate_id
 from backend.stores.dialect import upsert_insert
 from backend.stores.schema import chats, deleted_chats
@@ -80,10 +82,23 @@ class ChatStore:
         return _record(row), made
 
     def drop_claim(self, chat_id: str, owner: str) -> None:
-        """Deletes the record a claim made for a request that then stored nothing. Leaves no note of a deletion
-        (unlike ``remove``): the chat was never used, so its id stays free, a retry makes it."""
+        """Deletes the record a claim made for a request that then stored nothing, unless it changed since
+        (renamed, or used by another request: ``keep_claim``), in one statement. Leaves no note of a deletion:
+        the chat was never used, so its id stays free, a retry makes it."""
         with self._engine.begin() as db:
-            db.execute(delete(chats).where(chats.c.id == _chat(chat_id), chats.c.owner == owner))
+            db.execute(delete(chats).where(
+                chats.c.id == _chat(chat_id), chats.c.owner == owner, chats.c.updated_at == chats.c.created_at
+            ))
+
+    def keep_claim(self, chat_id: str, owner: str) -> bool:
+        """For another request using a chat whose record is as its claim made it: marks the record changed
+        (``updated_at``), so the claim's undo (``drop_claim``) leaves it. False if the record is gone: it was
+        dropped meanwhile."""
+        with self._engine.begin() as db:
+            return db.execute(
+                update(chats).where(chats.c.id == _chat(chat_id), chats.c.owner == owner)
+                .values(updated_at=time.time())
+            ).rowcount > 0
 
     def get(self, chat_id: str) -> ChatRecord | None:
         with self._engine.connect() as db:
@@ -116,20 +131,15 @@ class ChatStore:
         return _record(row)
 
     def remove(self, chat_id: str) -> bool:
-        """Deletes the record, if any, and notes that the chat was deleted (see ``deleted``)."""
+        """Deletes the record, if any: the last step of deleting a chat, whose deletion was noted with its
+        conversation's removal (``MemoryStore.clear_chat``)."""
         with self._engine.begin() as db:
-            note_deletion(db, _chat(chat_id))
-            return db.execute(delete(chats).where(chats.c.id == chat_id)).rowcount > 0
+            return db.execute(delete(chats).where(chats.c.id == _chat(chat_id))).rowcount > 0
 
     def deleted(self, chat_id: str) -> DeletedChatRecord | None:
         """The note that the chat was deleted, if it ever was (and the note was not forgotten since)."""
         with self._engine.connect() as db:
-            row = db.execute(
-                select(deleted_chats.c.chat_id.label("id"), deleted_chats.c.title, deleted_chats.c.owner,
-                       deleted_chats.c.deleted_at)
-                .where(deleted_chats.c.chat_id == _chat(chat_id))
-            ).one_or_none()
-        return DeletedChatRecord(**row._mapping) if row else None
+            return noted_deletion(db, _chat(chat_id))
 
     def forget_deletion(self, chat_id: str) -> None:
         """For a deleted chat that is in use again (made on purpose): an id like any other from now on."""
@@ -140,6 +150,27 @@ class ChatStore:
 def deleted_chat_name(chat_id: str, title: str | None) -> str:
     """How a message names a deleted chat: by the title its record had, else by its id."""
     return f"“{title}”" if title is not None else f"Chat {chat_id}"
+
+
+def chat_deleted_while(chat_id: str, title: str | None, *, doing: str, lost: str) -> ChatWasDeleted:
+    """The error of something refused because its chat was deleted while ``doing``: ``lost`` says what."""
+    return ChatWasDeleted(
+        f"{deleted_chat_name(chat_id, title)} was deleted while {doing}, perhaps in another window: {lost}.",
+        chat_id=chat_id,
+    )
+
+
+def noted_deletion(db: Connection, chat_id: str) -> DeletedChatRecord | None:
+    """The note of the chat's deletion as ``db``'s transaction sees it. To refuse a write into a deleted chat,
+    read it after the transaction's first write, holding the chat's turn (``LockSpace.CHAT``, which the note's
+    writer holds): SQLite's write lock is held from the first write to the commit, and the turn is on PostgreSQL,
+    so no deletion is noted between the check and the commit."""
+    row = db.execute(
+        select(deleted_chats.c.chat_id.label("id"), deleted_chats.c.title, deleted_chats.c.owner,
+               deleted_chats.c.deleted_at)
+        .where(deleted_chats.c.chat_id == chat_id)
+    ).one_or_none()
+    return DeletedChatRecord(**row._mapping) if row else None
 
 
 def note_deletion(db: Connection, chat_id: str) -> None:

@@ -6,6 +6,15 @@ Chroma holds all of it; its parents and chunks are written in that same transact
 changes with it (and with every removal). So a row still 'indexing' after a crash marks exactly the documents to
 roll back, parents (what retrieval returns) and chunks (what BM25 indexes) exist only for complete documents, and
 a replica that sees an unchanged version knows its BM25 cache is current.
+
+A chat can be deleted while a document is being stored in it (by another request, or on another replica). Its
+deletion is noted before its documents are removed (backend/stores/chats.py), and both writes of a document check
+for that note holding the chat's turn: one that comes after it is refused with ChatWasDeleted, so the storer rolls
+it back, and one that comes before it is removed with the chat. Nothing of it is left in the gone chat, nor in a
+new chat made later under the same id (its row, removed by the deletion, is not there to be made ready). Left open:
+a file whose row is not written yet (it is being embedded) while another replica deletes its chat and makes it
+again under the same id lands in the new chat (one replica's deletion waits for the chat's ingestion, see
+IngestionService); the upload would have to carry which chat it was sent to, which nothing records.
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, up
 from sqlalchemy.exc import IntegrityError
 
 from backend.models import Chunk, Parent
-from backend.stores.dialect import LockSpace, holding, holding_if_free, upsert_insert
+from backend.stores.chats import chat_deleted_while, noted_deletion
+from backend.stores.dialect import LockSpace, holding, holding_if_free, take_turn, upsert_insert
 from backend.stores.schema import chat_versions, documents
 from backend.stores.schema import chunks as chunk_table
 from backend.stores.schema import parents as parent_table
@@ -75,15 +85,17 @@ class DocumentStore:
     def begin(self, record: DocumentRecord) -> DocumentRecord | None:
         """Registers the document as 'indexing'. When the chat already holds a document with the same content (another
         replica stored the same file after this one's duplicate check), nothing is written and that document is
-        returned instead."""
+        returned instead. Raises ChatWasDeleted, writing nothing, if the chat was deleted."""
         try:
             with self._engine.begin() as db:
+                take_turn(db, LockSpace.CHAT, record.chat_id)
                 db.execute(insert(documents).values(
                     document_id=record.document_id, chat_id=record.chat_id, filename=record.filename,
                     sha256=record.sha256, file_type=record.file_type, size_bytes=record.size_bytes,
                     page_count=record.page_count, chunk_count=record.chunk_count, status=INDEXING,
                     created_at=record.created_at,
                 ))
+                _refuse_storing_in_deleted_chat(db, record, removed=False)
         except IntegrityError:
             same_content = self.find_by_sha256(record.chat_id, record.sha256)
             if same_content is None:
@@ -104,8 +116,18 @@ class DocumentStore:
             current = self.get(record.chat_id, record.document_id) if free else None
             yield current is not None and current.status == INDEXING
 
-    def mark_ready(self, document_id: str, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
+    def mark_ready(self, record: DocumentRecord, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
+        """The document ``begin`` registered becomes 'ready', with its parents and chunks. Raises ChatWasDeleted,
+        writing nothing, if its chat was deleted since: noted as deleted, or its row removed (the chat deleted and
+        made again)."""
+        document_id = record.document_id
         with self._engine.begin() as db:
+            take_turn(db, LockSpace.CHAT, record.chat_id)
+            marked = db.execute(
+                update(documents).where(documents.c.document_id == document_id, documents.c.status == INDEXING)
+                .values(status=READY, chunk_count=len(chunks))
+            ).rowcount
+            _refuse_storing_in_deleted_chat(db, record, removed=not marked)
             if chunks:
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,
@@ -118,11 +140,7 @@ class DocumentStore:
                      "text": p.text, "ocr": p.ocr, "label": p.label}
                     for seq, p in enumerate(parents)
                 ])
-            db.execute(
-                update(documents).where(documents.c.document_id == document_id)
-                .values(status=READY, chunk_count=len(chunks))
-            )
-            _bump_version(db, _chat_of(db, document_id))
+            _bump_version(db, record.chat_id)
 
     def remove(self, document_id: str) -> None:
         with self._engine.begin() as db:
@@ -247,6 +265,17 @@ class DocumentStore:
         with self._engine.connect() as db:
             row = db.execute(select(documents).where(*where)).one_or_none()
         return _record(row) if row else None
+
+
+def _refuse_storing_in_deleted_chat(db: Connection, record: DocumentRecord, *, removed: bool) -> None:
+    """Raises ChatWasDeleted if the document's chat was deleted (``removed``: its row is gone, as the chat's
+    deletion removes it). Called after the transaction's first write, holding the chat's turn (``noted_deletion``)."""
+    deleted = noted_deletion(db, record.chat_id)
+    if deleted is not None or removed:
+        raise chat_deleted_while(
+            record.chat_id, deleted.title if deleted else None, doing=f"“{record.filename}” was being stored",
+            lost="nothing of it was kept",
+        )
 
 
 def _chat_of(db: Connection, document_id: str) -> str | None:

@@ -34,9 +34,9 @@ from sqlalchemy import Connection, Engine, Row, String, delete, exists, func, li
 from backend.errors import ChatWasDeleted, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.base import ChatMessage
-from backend.stores.chats import deleted_chat_name, note_deletion
+from backend.stores.chats import chat_deleted_while, note_deletion, noted_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
-from backend.stores.schema import deleted_chats, messages, sessions
+from backend.stores.schema import messages, sessions
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -98,7 +98,7 @@ class MemoryStore:
             _take_turns(db, question_message.session_id, chat_id)
             earlier = _unanswered_tail(db, question_message.session_id, question)
             _insert(db, question_message)
-            _refuse_if_deleted(db, chat_id)
+            _refuse_answer_in_deleted_chat(db, chat_id)
             if earlier is not None:
                 db.execute(delete(messages).where(messages.c.id == earlier))
             _insert(db, answer_message)
@@ -112,7 +112,7 @@ class MemoryStore:
             _take_turns(db, message.session_id, chat_id)
             if _unanswered_tail(db, message.session_id, question) is None:
                 _insert(db, message)
-                _refuse_if_deleted(db, chat_id)
+                _refuse_answer_in_deleted_chat(db, chat_id)
 
     def recent(self, session_id: str, limit: int) -> list[StoredMessage]:
         """The last ``limit`` messages of a session, oldest first."""
@@ -185,9 +185,10 @@ class MemoryStore:
             ).scalar_one()
 
     def clear_chat(self, chat_id: str) -> int:
-        """For a chat being deleted: removes the messages of all its sessions and notes that the chat was deleted
-        (backend/stores/chats.py), at once, so an answer saved in it from then on is refused (``add_exchange``).
-        Its sessions stay bound to it: none can be used in another chat. Returns how many messages there were."""
+        """The first step of deleting a chat: removes the messages of all its sessions and notes that the chat was
+        deleted (backend/stores/chats.py), at once, so an answer saved in it from then on is refused
+        (``add_exchange``), as is a document stored in it (``DocumentStore``). Its sessions stay bound to it: none
+        can be used in another chat. Returns how many messages there were."""
         with self._engine.begin() as db:
             take_turn(db, LockSpace.CHAT, _chat(chat_id))
             deleted = db.execute(
@@ -247,19 +248,16 @@ def _take_turns(db: Connection, session_id: str, chat_id: str | None) -> None:
     take_turn(db, LockSpace.SESSION, session_id)
 
 
-def _refuse_if_deleted(db: Connection, chat_id: str | None) -> None:
-    """Raises ChatWasDeleted if the chat was deleted. Called after the transaction's first write: SQLite's write
-    lock is held from then until the commit, as the chat's turn is on PostgreSQL, so no deletion comes between."""
+def _refuse_answer_in_deleted_chat(db: Connection, chat_id: str | None) -> None:
+    """Raises ChatWasDeleted if the chat was deleted. Called after the transaction's first write, holding the
+    chat's turn (``noted_deletion``)."""
     if chat_id is None:
         return
-    deleted = db.execute(
-        select(deleted_chats.c.title).where(deleted_chats.c.chat_id == chat_id)
-    ).one_or_none()
+    deleted = noted_deletion(db, chat_id)
     if deleted is not None:
-        raise ChatWasDeleted(
-            f"{deleted_chat_name(chat_id, deleted.title)} was deleted while this answer was being written, perhaps in another window: the question and "
-            "its answer were not saved.",
-            chat_id=chat_id,
+        raise chat_deleted_while(
+            chat_id, deleted.title, doing="this answer was being written",
+            lost="the question and its answer were not saved",
         )
 
 

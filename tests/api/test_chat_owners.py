@@ -8,11 +8,13 @@ from contextlib import contextmanager
 import pytest
 from sqlalchemy import Engine, event
 
+from backend.api.answers import Answerer
 from backend.api.chats import Chats
+from backend.conversations import Conversations
 from backend.errors import ChatWasDeleted, NotFound
 from backend.ingest.jobs import IngestJobs
 from backend.stores.chats import ChatStore
-from backend.stores.documents import DocumentStore
+from backend.stores.documents import DocumentStore, new_record
 from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import User
@@ -29,12 +31,13 @@ def chats(database: Engine) -> Chats:
 
 
 @contextmanager
-def statements(database: Engine):
-    """The SQL statements run on ``database`` inside the block, first word upper-cased (SELECT, INSERT, …)."""
+def statements(database: Engine, *, whole: bool = False):
+    """The SQL statements run on ``database`` inside the block, first word upper-cased (SELECT, INSERT, …), or
+    ``whole``."""
     run: list[str] = []
 
     def record(_connection, _cursor, statement, *_args) -> None:
-        run.append(statement.split(None, 1)[0].upper())
+        run.append(statement if whole else statement.split(None, 1)[0].upper())
 
     event.listen(database, "before_cursor_execute", record)
     try:
@@ -58,11 +61,56 @@ def test_a_question_in_ones_own_chat_reads_its_record_once_and_writes_nothing(
     chats: Chats, database: Engine
 ) -> None:
     chats.claim("mine", ALICE)
+    with statements(database) as run:
+        chats.claim("mine", ALICE)  # the first use after the claim that made it writes once: see below
+    assert run == ["SELECT", "UPDATE"]
 
     with statements(database) as run:
         chats.claim("mine", ALICE)
 
     assert run == ["SELECT"]
+
+
+def test_an_undone_claim_leaves_the_chat_another_request_of_its_user_claimed_meanwhile(
+    chats: Chats, database: Engine
+) -> None:
+    """With keys on, request A makes a new chat and then stores nothing; request B of the same user claimed the
+    chat meanwhile and stores a file in it after A's undo: the chat keeps its record, so it keeps its owner."""
+    assert chats.claim("fresh", ALICE)  # A made the record
+    assert not chats.claim("fresh", ALICE)  # B found it
+    chats.unclaim("fresh", ALICE)  # A stored nothing
+    stored = new_record(
+        document_id="d1", chat_id="fresh", filename="notes.txt", sha256="aa", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    DocumentStore(database).begin(stored)  # B's file
+    DocumentStore(database).mark_ready(stored, [], [])
+
+    assert ChatStore(database).get("fresh").owner == ALICE.user_id
+    assert [chat.id for chat in chats.list(ALICE)] == ["fresh"]
+    with pytest.raises(NotFound):
+        chats.claim("fresh", BOB)
+
+
+def test_a_claim_whose_record_is_undone_as_it_reads_it_makes_the_chat_again(
+    chats: Chats, database: Engine, monkeypatch
+) -> None:
+    """B reads the record A's claim made, A's undo drops it, then B goes on: B makes the record again (and is
+    the one to undo it if it stores nothing)."""
+    store = ChatStore(database)
+    assert chats.claim("fresh", ALICE)
+    read = chats._store.get
+
+    def read_then_undone(chat_id: str):
+        record = read(chat_id)
+        store.drop_claim(chat_id, ALICE.user_id)  # A's undo, just after B read the record
+        return record
+
+    monkeypatch.setattr(chats._store, "get", read_then_undone)
+    assert chats.claim("fresh", ALICE)
+    monkeypatch.undo()
+
+    assert store.get("fresh").owner == ALICE.user_id
 
 
 def test_another_users_chat_is_refused_after_one_read(chats: Chats, database: Engine) -> None:
@@ -93,10 +141,25 @@ def test_without_keys_nothing_is_claimed(chats: Chats, database: Engine) -> None
     assert run == ["SELECT"] and ChatStore(database).get("open") is None  # only whether it was deleted
 
 
+def test_without_keys_a_question_reads_once_whether_its_chat_was_deleted(chats: Chats, database: Engine) -> None:
+    memory = MemoryStore(database)
+    conversations = Conversations(memory, ChatStore(database), DocumentStore(database))
+    # Only the question's checks run: no pipeline or model scheduler is needed.
+    answerer = Answerer(
+        None, memory, conversations, chats, None, max_chars=2_000, max_in_flight=8, default_chat_id="default"
+    )
+
+    with statements(database, whole=True) as run:
+        answerer.question("Hello?", chat_id="open", session_id=None)
+
+    assert sum("deleted_chats" in statement for statement in run) == 1
+
+
 def test_a_deleted_chat_is_its_owners_to_be_told_about_and_another_users_to_be_refused(
     chats: Chats, database: Engine
 ) -> None:
     chats.claim("gone", ALICE)
+    MemoryStore(database).clear_chat("gone")  # deleting it: its deletion noted, then its record removed
     ChatStore(database).remove("gone")
 
     with pytest.raises(ChatWasDeleted):

@@ -5,14 +5,17 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from sqlalchemy import event
 
 from backend.ids import collection_name
 from tests.api.server import serve
-from tests.api.support import assert_error, upload, upload_paths
+from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
 from tests.support.postgres import DATABASES
 
 NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
@@ -259,6 +262,7 @@ def test_a_deleted_chat_that_axiom_ingest_filled_again_takes_uploads(client, ser
     purpose: it is a chat again, and the API treats it as one."""
     assert upload(client, "refilled", NOTES).status_code == 200
     assert client.delete("/chats/refilled").status_code == 200
+    server.services.chats.forget_deletion("refilled")  # what `axiom ingest` does first
     server.services.ingestion.ingest("refilled", *NOTES)
 
     assert upload(client, "refilled", OTHER_NOTES).status_code == 200
@@ -413,3 +417,88 @@ def test_a_file_still_being_read_when_its_chat_is_deleted_is_refused(client, ser
     assert (status, answer["error"], answer["details"]) == (410, "CHAT_DELETED", {"chat_id": chat})
     assert_error(client.get(f"/chat/{chat}/documents"), 404, "NOT_FOUND")
     assert chat not in listed_by_id(client)
+
+
+def test_a_file_being_stored_when_its_chat_is_deleted_is_refused_and_leaves_nothing(client, server, monkeypatch):
+    """The upload has passed every check and its file is being embedded when the chat is deleted: storing it is
+    refused (410), so nothing of it stays in the deleted chat, nor turns up in a chat made later under its id."""
+    chat = create(client, title="Deleted mid-store")["id"]
+    services = server.services
+    embedding, release = threading.Event(), threading.Event()
+    embed = services.ingestion._embedder.embed_documents
+
+    def held(texts):  # a stand-in for a long file's embedding: it lasts until the deletion has begun
+        embedding.set()
+        release.wait(BACKGROUND_WAIT_SECONDS)
+        return embed(texts)
+
+    monkeypatch.setattr(services.ingestion._embedder, "embed_documents", held)
+    with ThreadPoolExecutor(2) as pool:
+        uploading = pool.submit(upload, client, chat, NOTES)
+        assert embedding.wait(BACKGROUND_WAIT_SECONDS)
+        deleting = pool.submit(client.delete, f"/chats/{chat}")
+        wait_for(lambda: services.chats.deleted(chat), "the chat's deletion to be noted")
+        release.set()
+        uploaded, deleted = uploading.result(), deleting.result()
+
+    body = assert_error(uploaded, 410, "CHAT_DELETED", chat_id=chat)
+    assert "“Deleted mid-store” was deleted while “notes.txt” was being stored" in body["message"]
+    assert deleted.status_code == 200 and deleted.json()["documents_deleted"] == 0
+    assert services.documents.list(chat) == [] and services.documents.incomplete() == []
+    assert not services.vectors.has_collection(chat)
+    assert not (services.settings.bm25_dir / f"{collection_name(chat)}.jsonl").exists()
+    create(client, id=chat)
+    assert document_names(client, chat) == []
+
+
+def test_a_background_job_queued_just_after_its_chat_was_deleted_ends_with_chat_deleted(
+    client, server, monkeypatch
+):
+    """An upload claims its chat, the chat is deleted (cancelling the jobs it had: none yet), then the upload
+    queues its job: the job's storing is refused, so it ends failed with CHAT_DELETED and keeps nothing."""
+    chat = create(client, title="Deleted before its job ran")["id"]
+    services = server.services
+    claimed, release = threading.Event(), threading.Event()
+    ingest_many = services.ingestion.ingest_many
+
+    def held(chat_id, files, progress=None):  # a stand-in for a slow moment between the claim and the queueing
+        claimed.set()
+        release.wait(BACKGROUND_WAIT_SECONDS)
+        return ingest_many(chat_id, files, progress)
+
+    monkeypatch.setattr(services.ingestion, "ingest_many", held)
+    with ThreadPoolExecutor(1) as pool:
+        uploading = pool.submit(upload, client, chat, NOTES, background="true")
+        assert claimed.wait(BACKGROUND_WAIT_SECONDS)
+        assert client.delete(f"/chats/{chat}").status_code == 200
+        release.set()
+        queued = uploading.result()
+    assert queued.status_code == 202, queued.text
+    (job,) = queued.json()["jobs"]
+
+    ended = wait_for(
+        lambda: (record := services.jobs.get(chat, job["id"])) and record.state not in ("queued", "indexing")
+        and record, "the job to end",
+    )
+    assert (ended.state, ended.error["error"], ended.error["details"]) == ("failed", "CHAT_DELETED", {"chat_id": chat})
+    assert services.documents.list(chat) == [] and services.documents.incomplete() == []
+    assert not services.vectors.has_collection(chat)
+    assert_error(upload(client, chat, NOTES), 410, "CHAT_DELETED", chat_id=chat)  # still deleted
+
+
+def test_deleting_a_chat_notes_its_deletion_once(client, server):
+    chat = create(client, title="Noted once")["id"]
+    notes: list[str] = []
+
+    def record(_connection, _cursor, statement, *_args) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO DELETED_CHATS"):
+            notes.append(statement)
+
+    event.listen(server.services.database, "before_cursor_execute", record)
+    try:
+        assert client.delete(f"/chats/{chat}").status_code == 200
+    finally:
+        event.remove(server.services.database, "before_cursor_execute", record)
+
+    assert len(notes) == 1
+    assert server.services.chats.deleted(chat).title == "Noted once"

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from backend.errors import NotFound, UnreadableDocument, ValidationFailed
+from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
 from tests.support import pdf_files
 
@@ -166,3 +166,39 @@ def test_progress_is_reported_up_to_done(services):
     text = "".join(f"Sentence {i} is about tides and moons. " for i in range(1500))  # ~160 chunks
     services.ingestion.ingest("chat1", "long.txt", text.encode(), seen.append)
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 2
+
+
+def deleted_elsewhere(services, chat_id: str) -> None:
+    """What deleting the chat on another replica does first: notes its deletion (then removes what it holds)."""
+    services.memory.clear_chat(chat_id)
+
+
+@pytest.mark.parametrize("when", ["embedding", "in the vector store"])
+def test_a_file_whose_chat_is_deleted_while_it_is_stored_leaves_nothing(services, monkeypatch, when):
+    """Deleted while the file is embedded (before its row is written) or once its vectors are in Chroma (before it
+    is ready): it is refused with CHAT_DELETED and rolled back, kept in no store."""
+    kept = services.ingestion.ingest("chat2", "notes.txt", b"Axolotls regrow their limbs completely.")
+    services.chats.create("Axolotls", chat_id="chat1")
+    if when == "embedding":
+        embed = services.ingestion._embedder.embed_documents
+
+        def embed_then_delete(texts):
+            deleted_elsewhere(services, "chat1")
+            return embed(texts)
+
+        monkeypatch.setattr(services.ingestion._embedder, "embed_documents", embed_then_delete)
+    else:
+        add = services.vectors.add
+
+        def add_then_delete(chat_id, chunks, embeddings):
+            add(chat_id, chunks, embeddings)
+            deleted_elsewhere(services, chat_id)
+
+        monkeypatch.setattr(services.vectors, "add", add_then_delete)
+
+    with pytest.raises(ChatWasDeleted, match="“Axolotls” was deleted while “notes.txt” was being stored"):
+        services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    assert stored_chunks(services, "chat1") == (0, 0, 0)
+    assert services.documents.incomplete() == [] and services.documents.chunks("chat1") == []
+    assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3

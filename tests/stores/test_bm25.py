@@ -66,11 +66,12 @@ def add(documents: DocumentStore, chat_id: str, chunks: list[Chunk]) -> None:
     for chunk in chunks:
         by_document[chunk.document_id].append(chunk)
     for document_id, its_chunks in by_document.items():
-        documents.begin(new_record(
+        record = new_record(
             document_id=document_id, chat_id=chat_id, filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
-        ))
-        documents.mark_ready(document_id, [], its_chunks)
+        )
+        documents.begin(record)
+        documents.mark_ready(record, [], its_chunks)
 
 
 @pytest.fixture
@@ -253,11 +254,12 @@ def test_the_bm25_files_of_an_earlier_release_are_copied_into_the_database(store
     """Before the chunks table, a chat's file (format version 1) was the only copy of its chunk texts."""
     add(documents, "chat1", [VACCINE])  # a document of this release: its chunks are already stored
     for document_id in ("baking", "astronomy"):  # documents of the earlier release: no chunks in the database
-        documents.begin(new_record(
+        record = new_record(
             document_id=document_id, chat_id="chat1", filename=f"{document_id}.txt", sha256=document_id,
             file_type="txt", size_bytes=1, page_count=1,
-        ))
-        documents.mark_ready(document_id, [], [])
+        )
+        documents.begin(record)
+        documents.mark_ready(record, [], [])
     write_earlier_release_file(index_dir, "chat1", [BREAD, ORBITS, TIDES, VACCINE])
 
     assert store.import_legacy_files() == 3

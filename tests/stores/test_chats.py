@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 
 from backend.errors import ValidationFailed
 from backend.stores.chats import ChatRecord, ChatStore
+from backend.stores.memory import MemoryStore
 
 
 @pytest.fixture
@@ -111,16 +112,33 @@ def test_a_dropped_claim_leaves_the_id_free_not_deleted(chats: ChatStore) -> Non
     assert chats.claim("stored-nothing", "alice", title="stored-nothing")[1]
 
 
-def test_a_removed_chat_is_remembered_as_deleted_with_its_title_and_owner(database):
+def test_a_claim_used_by_another_request_is_not_dropped(chats: ChatStore) -> None:
+    chats.claim("used", "alice", title="used")
+    assert chats.keep_claim("used", "alice")
+    chats.drop_claim("used", "alice")
+    assert chats.get("used") is not None
+
+    chats.claim("renamed", "alice", title="renamed")
+    chats.rename("renamed", "Tax returns")
+    chats.drop_claim("renamed", "alice")
+    assert chats.get("renamed") is not None
+
+    assert not chats.keep_claim("never-claimed", "alice")
+
+
+def test_a_deleted_chat_is_remembered_with_its_title_and_owner(database):
+    """The deletion is noted once, with the conversation's removal (``MemoryStore.clear_chat``), before the record
+    goes (``remove``), which keeps the note."""
     store = ChatStore(database)
     store.claim("owned", "u-alice", title="owned")
     store.rename("owned", "Tax returns")
     assert store.deleted("owned") is None
 
+    MemoryStore(database).clear_chat("owned")
     assert store.remove("owned")
     deleted = store.deleted("owned")
     assert (deleted.id, deleted.title, deleted.owner) == ("owned", "Tax returns", "u-alice")
-    assert not store.remove("never-named")  # a chat without a record is remembered too
+    MemoryStore(database).clear_chat("never-named")  # a chat without a record is remembered too
     assert store.deleted("never-named").title is None
 
     store.forget_deletion("owned")

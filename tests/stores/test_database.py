@@ -366,10 +366,11 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
     (parent,) = store.chat_parents("c")
     assert parent == Parent("d1-p0", "d1", "report.pdf", 2, "old") and parent.cited_page == "Page 2"
     assert store.chunks("c") == [Chunk("d1-p0-c0", "d1-p0", "d1", "report.pdf", 2, "old")]
-    store.begin(new_record(document_id="d2", chat_id="c", filename="deck.pptx", sha256="bb", file_type="pptx",
-                           size_bytes=1, page_count=1))
+    deck = new_record(document_id="d2", chat_id="c", filename="deck.pptx", sha256="bb", file_type="pptx",
+                      size_bytes=1, page_count=1)
+    store.begin(deck)
     slide = Parent("d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")
-    store.mark_ready("d2", [slide], [Chunk("d2-p0-c0", "d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")])
+    store.mark_ready(deck, [slide], [Chunk("d2-p0-c0", "d2-p0", "d2", "deck.pptx", 3, "new", label="Slide 3")])
     assert store.parents(["d2-p0"])["d2-p0"].cited_page == "Slide 3"
     assert store.chunks("c")[-1].label == "Slide 3"
 

@@ -1,14 +1,20 @@
 """The document registry against real databases: a SQLite file and a PostgreSQL server (tests/conftest.py)."""
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import exc
 
+from backend.errors import ChatWasDeleted
 from backend.models import Chunk, Parent
+from backend.stores.chats import ChatStore
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
+from backend.stores.memory import MemoryStore
 from tests.api.support import wait_for
 from tests.support.storing_process import left_behind_now, process_storing
+
+THREADS = 8
 
 
 def record(document_id: str, chat_id: str = "chat1", sha256: str | None = None):
@@ -34,7 +40,7 @@ def test_a_document_is_listed_and_its_parents_visible_only_once_ready(database):
     assert store.get("chat1", "d1").status == INDEXING
     assert [r.document_id for r in store.incomplete()] == ["d1"]
 
-    store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 7))
+    store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 7))
     assert [(r.document_id, r.status, r.chunk_count) for r in store.list("chat1")] == [("d1", READY, 7)]
     assert store.incomplete() == []
     found = store.parents(["d1-p1", "d1-p0", "missing"])
@@ -46,7 +52,7 @@ def test_remove_deletes_the_parents_too_and_chats_are_separate(database):
     store = DocumentStore(database)
     for doc, chat in (("a", "chat1"), ("b", "chat2")):
         store.begin(record(doc, chat))
-        store.mark_ready(doc, parents_of(doc), chunks_of(doc, 1))
+        store.mark_ready(record(doc, chat), parents_of(doc), chunks_of(doc, 1))
     assert store.get("chat1", "b") is None  # another chat's document is not reachable by id
     store.remove("a")
     assert store.parents(["a-p0"]) == {}
@@ -71,7 +77,7 @@ def test_beginning_a_document_whose_content_the_chat_holds_returns_that_one_and_
 def test_state_survives_reopening_and_many_threads_can_read(database, open_engine):
     first = DocumentStore(database)
     first.begin(record("d1"))
-    first.mark_ready("d1", parents_of("d1", 300), chunks_of("d1", 300))
+    first.mark_ready(record("d1"), parents_of("d1", 300), chunks_of("d1", 300))
     reopened = DocumentStore(open_engine())
     ids = [f"d1-p{i}" for i in range(300)]
     results = []
@@ -86,8 +92,8 @@ def test_state_survives_reopening_and_many_threads_can_read(database, open_engin
 def test_parents_keep_whether_their_text_came_from_ocr(database):
     store = DocumentStore(database)
     store.begin(record("scan"))
-    store.mark_ready("scan", [Parent("scan-p0", "scan", "scan.pdf", 1, "typed"),
-                              Parent("scan-p1", "scan", "scan.pdf", 2, "read from the image", ocr=True)],
+    store.mark_ready(record("scan"), [Parent("scan-p0", "scan", "scan.pdf", 1, "typed"),
+                                      Parent("scan-p1", "scan", "scan.pdf", 2, "read from the image", ocr=True)],
                      chunks_of("scan", 2))
 
     assert [p.ocr for p in store.chat_parents("chat1")] == [False, True]
@@ -98,12 +104,12 @@ def test_a_document_whose_parents_cannot_be_written_stays_indexing_with_none(dat
     """The parents and the 'ready' status are one transaction: a failure part-way leaves neither."""
     store = DocumentStore(database)
     store.begin(record("d1"))
-    store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 2))
+    store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
     store.begin(record("d2"))
     clashing = [*parents_of("d2"), parents_of("d1")[0]]  # the last parent's id is taken: the insert fails
 
     with pytest.raises(exc.IntegrityError):
-        store.mark_ready("d2", clashing, chunks_of("d2", 3))
+        store.mark_ready(record("d2"), clashing, chunks_of("d2", 3))
 
     assert store.get("chat1", "d2").status == INDEXING
     assert [r.document_id for r in store.incomplete()] == ["d2"]
@@ -115,7 +121,7 @@ def test_removing_a_chat_removes_all_its_documents_and_counts_the_ready_ones(dat
     store = DocumentStore(database)
     for doc, chat in (("a", "chat1"), ("b", "chat1"), ("c", "chat2")):
         store.begin(record(doc, chat))
-        store.mark_ready(doc, parents_of(doc), chunks_of(doc, 1))
+        store.mark_ready(record(doc, chat), parents_of(doc), chunks_of(doc, 1))
     store.begin(record("half", "chat1"))
 
     assert store.remove_chat("chat1") == 2
@@ -131,7 +137,7 @@ def test_a_document_still_indexing_that_nobody_is_storing_is_left_behind_until_i
     with store.left_behind(store.get("chat1", "d1")) as left:
         assert left
     with store.storing(["d1"]):
-        store.mark_ready("d1", parents_of("d1"), chunks_of("d1", 2))
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
     with store.left_behind(store.get("chat1", "d1")) as left:
         assert not left
 
@@ -150,3 +156,72 @@ def test_a_document_another_process_is_storing_is_left_behind_only_once_that_pro
         replica.kill()
         replica.wait()
         wait_for(lambda: left_behind_now(store, being_stored), "the server to see the storing process gone")
+
+
+def test_a_document_begun_in_a_deleted_chat_is_refused_and_nothing_is_written(database):
+    ChatStore(database).create("Tax returns", chat_id="chat1")
+    MemoryStore(database).clear_chat("chat1")  # what deleting the chat does first: notes its deletion
+    store = DocumentStore(database)
+
+    with pytest.raises(ChatWasDeleted, match="“Tax returns” was deleted while “d1.pdf” was being stored") as refused:
+        store.begin(record("d1"))
+
+    assert refused.value.details == {"chat_id": "chat1"}
+    assert store.get("chat1", "d1") is None and store.incomplete() == []
+    store.begin(record("d2", "chat2"))  # another chat is untouched
+
+
+def test_a_document_whose_chat_is_deleted_before_it_is_ready_is_refused_and_stays_unlisted(database):
+    """The chat is deleted (on another replica, say) between the document's two writes."""
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    MemoryStore(database).clear_chat("chat1")
+
+    with pytest.raises(ChatWasDeleted, match="Chat chat1 was deleted while “d1.pdf” was being stored"):
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
+
+    assert store.get("chat1", "d1").status == INDEXING  # for its storer to roll back
+    assert store.list("chat1") == [] and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
+
+
+def test_a_document_whose_chat_was_deleted_and_made_again_meanwhile_is_refused(database):
+    """Deleted, then made again under the same id (``POST /chats {"id": ...}`` forgets the deletion) while the file
+    was embedded: its row went with the deletion, and it does not become a document of the new chat."""
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    MemoryStore(database).clear_chat("chat1")
+    store.remove_chat("chat1")
+    ChatStore(database).forget_deletion("chat1")
+    ChatStore(database).create("A new chat", chat_id="chat1")
+
+    with pytest.raises(ChatWasDeleted):
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
+
+    assert store.get("chat1", "d1") is None and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
+
+
+def test_documents_stored_while_their_chat_is_deleted_are_removed_with_it_or_refused(database):
+    """Storers racing the deletion (its note, then the removal of the chat's documents): whichever goes first,
+    no document is left in the deleted chat."""
+    store = DocumentStore(database)
+    start = threading.Barrier(THREADS + 1)
+
+    def store_one(n: int) -> None:
+        start.wait()
+        document = record(f"d{n}")
+        try:
+            store.begin(document)
+            store.mark_ready(document, parents_of(document.document_id), chunks_of(document.document_id, 1))
+        except ChatWasDeleted:
+            store.remove(document.document_id)  # the storer's roll-back
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        stored = [pool.submit(store_one, n) for n in range(THREADS)]
+        start.wait()
+        MemoryStore(database).clear_chat("chat1")
+        store.remove_chat("chat1")
+        for future in stored:
+            future.result()
+
+    assert store.get("chat1", "d0") is None and store.list("chat1") == [] and store.incomplete() == []
+    assert store.chunks("chat1") == []
