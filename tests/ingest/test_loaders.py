@@ -492,6 +492,25 @@ def test_docx_text_boxes_are_read_once_after_the_text_they_are_anchored_in() -> 
     assert first_page.count("Sidebar") == 1
 
 
+def test_docx_a_text_box_in_a_group_is_read_from_the_alternative_holding_it() -> None:
+    """A group drawn as a drawing canvas's picture first and as text boxes in its fallback: alternate content
+    inside a drawing is chosen as at the top of a run, by the first choice holding text boxes."""
+    group = _text_box("Sidebar: audited figures.").replace(
+        '<mc:Choice Requires="wps">', '<mc:Choice Requires="wpc"><w:drawing><wp:inline/></w:drawing></mc:Choice>'
+        '<mc:Choice Requires="wps">', 1,
+    )
+    alternate_content = group.removeprefix("<w:r>").removesuffix("</w:r>")
+    nested = f'<w:r><w:pict><v:group xmlns:v="urn:schemas-microsoft-com:vml">{alternate_content}</v:group></w:pict></w:r>'
+
+    def add_text_boxes(parts: dict[str, bytes]) -> None:
+        parts["word/document.xml"] = parts["word/document.xml"].replace(
+            b"every region.</w:t></w:r>", f"every region.</w:t></w:r>{group}".encode(),
+        ).replace(b"per region.</w:t></w:r>", f"per region.</w:t></w:r>{nested}".encode())
+
+    first_page = load_document("report.docx", _rewrite_docx(_docx(_report), add_text_boxes)).pages[0].text
+    assert first_page.count("Sidebar: audited figures.") == 2
+
+
 def _laid_out_by_word(document: WordDocument) -> None:
     """Pages as Word saves its layout: a rendered page break where each new page began, also after an explicit
     break (which began that page already) and inside a table row laid out on a new page."""

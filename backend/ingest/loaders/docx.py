@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import itertools
 import re
-from collections.abc import Iterator
 
 import docx
 from docx.document import Document as WordDocument
@@ -199,24 +198,22 @@ def _run_text(run: BaseOxmlElement) -> str:
 
 def _text_boxes_text(drawing: BaseOxmlElement) -> str:
     """The text of the text boxes in a run's drawing (a sidebar, a callout), each on lines of its own after the
-    text before it. Word writes a text box twice, as a drawing and as a fallback picture for older readers: of an
-    alternate content, only the first choice holding text boxes is read."""
-    if drawing.tag == _MC_ALTERNATE_CONTENT:
-        choices = [*drawing.iterchildren(_MC_CHOICE), *drawing.iterchildren(_MC_FALLBACK)]
-        return next((text for choice in choices if (text := _text_boxes_text(choice))), "")
+    text before it."""
     # A page break inside a text box does not break the page the box is drawn on.
     return "".join("\n" + _without_breaks(_blocks_text(box), "\n") for box in _outermost_text_boxes(drawing))
 
 
-def _outermost_text_boxes(element: BaseOxmlElement) -> Iterator[BaseOxmlElement]:
-    """The text boxes in ``element`` that are not inside another (whose text includes theirs)."""
+def _outermost_text_boxes(element: BaseOxmlElement) -> list[BaseOxmlElement]:
+    """The text boxes in ``element`` that are not inside another (whose text includes theirs). Word writes a text
+    box twice, as a drawing and as a fallback picture for older readers: of an alternate content, at any depth,
+    only the first choice holding text boxes is read."""
+    if element.tag == _MC_ALTERNATE_CONTENT:
+        choices = [*element.iterchildren(_MC_CHOICE), *element.iterchildren(_MC_FALLBACK)]
+        return next((boxes for choice in choices if (boxes := _outermost_text_boxes(choice))), [])
+    boxes = []
     for child in element.iterchildren():
-        if child.tag == _W_TEXT_BOX:
-            yield child
-        elif child.tag == _MC_ALTERNATE_CONTENT:
-            yield from _outermost_text_boxes(next(child.iterchildren(_MC_CHOICE, _MC_FALLBACK), child))
-        else:
-            yield from _outermost_text_boxes(child)
+        boxes.extend([child] if child.tag == _W_TEXT_BOX else _outermost_text_boxes(child))
+    return boxes
 
 
 def _table_text(table: BaseOxmlElement) -> str:
