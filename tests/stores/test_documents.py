@@ -7,8 +7,8 @@ from sqlalchemy import exc
 
 from backend.models import Chunk, Parent
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
-from tests.api.support import wait_for
 from tests.support.storing_process import left_behind_now, process_storing
+from tests.support.waiting import wait_for
 
 
 def record(document_id: str, chat_id: str = "chat1", sha256: str | None = None):
