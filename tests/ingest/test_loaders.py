@@ -35,6 +35,7 @@ from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
 from docx.oxml import OxmlElement
 from pypdf import PdfWriter
+from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders import load_document, normalise_text
@@ -233,6 +234,77 @@ def test_pdf_with_a_long_but_normal_line_loads() -> None:
     sentence = "Ordinary words separated by spaces are never mistaken for garbage. " * 5
 
     assert _text(load_document("plain.pdf", pdf_files.pdf([sentence]))) == sentence.strip()
+
+
+def _helvetica(glyph_names: list[str] | None = None) -> DictionaryObject:
+    """Helvetica; with ``glyph_names``, its codes from "!" on name those glyphs (outside the Adobe Glyph List:
+    no character is said) instead, as a font converted without its character map does."""
+    font = DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"),
+    })
+    if glyph_names:
+        differences = ArrayObject([NumberObject(ord("!")), *map(NameObject, glyph_names)])
+        font[NameObject("/Encoding")] = DictionaryObject({NameObject("/Differences"): differences})
+    return font
+
+
+def _pdf_with_named_glyphs(content: str) -> bytes:
+    """A one-page PDF drawing ``content``, whose font /F1 is Helvetica and /F2 names its glyphs "/SM590000" (a
+    bullet in an IBM Redbook), "/g40", "/g81" and "/g75"."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    fonts = {"/F1": _helvetica(), "/F2": _helvetica(["/SM590000", "/g40", "/g81", "/g75"])}
+    page[NameObject("/Resources")] = DictionaryObject({
+        NameObject("/Font"): DictionaryObject({NameObject(key): font for key, font in fonts.items()}),
+    })
+    stream = DecodedStreamObject()
+    stream.set_data(content.encode("latin-1"))
+    page.replace_contents(stream)
+    output = io.BytesIO()
+    writer.write(output)
+    return output.getvalue()
+
+
+def test_pdf_glyphs_named_without_a_character_are_not_read_as_their_names() -> None:
+    """pypdf reads such a glyph as its name: a list's bullets "/SM590000" would stand in the text."""
+    items = ["Security fundamentals", "Current state of security", "Access controls"]
+    content = "BT /F1 12 Tf 72 760 Td (Topics covered:) Tj ET " + " ".join(
+        f"BT /F2 12 Tf 72 {740 - 20 * index} Td (!) Tj /F1 12 Tf 20 0 Td ({item}) Tj ET"
+        for index, item in enumerate(items)
+    )
+
+    assert _text(load_document("redbook.pdf", _pdf_with_named_glyphs(content))) == "\n".join(["Topics covered:", *items])
+
+
+def test_pdf_page_of_many_glyphs_named_without_a_character_is_recognised() -> None:
+    """A page whose text is partly in such glyphs ("/g40/g81/g75" for "Enh") is garbled: it is read by OCR."""
+    lines = [
+        "Axolotls regrow whole limbs within weeks.", "Their hearts repair themselves without scars.",
+        "Lake Xochimilco is their only wild home.", "Researchers map the genes that drive it.",
+    ]
+    shown = " 0 -16 Td ".join(f"({line}) Tj" for line in lines)
+    # Under the words, invisible (render mode 3) so that only they are seen: glyphs naming no character.
+    named = " ".join(['"#$', "!$#", '$"'] * 10)
+    content = f"BT /F1 12 Tf 72 760 Td {shown} ET BT 3 Tr /F2 12 Tf 72 600 Td ({named}) Tj ET"
+
+    page = load_document("brief.pdf", _pdf_with_named_glyphs(content)).pages[0]
+
+    assert page.ocr and "/g" not in page.text
+    assert "Lake Xochimilco" in page.text and "repair themselves" in page.text
+
+
+def test_pdf_page_only_of_glyphs_named_without_a_character_is_sent_to_ocr() -> None:
+    """Too few glyphs to judge as garbled, but none shows text: the page is recognised like a scan."""
+    recognising: list[tuple[int, int]] = []
+
+    named = " ".join(['"#$', "!$#"] * 10)
+    pdf = _pdf_with_named_glyphs(f"BT /F2 12 Tf 72 760 Td ({named}) Tj ET")
+
+    with pytest.raises(UnreadableDocument) as raised:  # they draw nothing here, so OCR finds no text either
+        load_document("label.pdf", pdf, on_page=lambda done, total: recognising.append((done, total)))
+
+    assert recognising[-1] == (1, 1) and "OCR" in raised.value.message
 
 
 @pytest.mark.parametrize(
