@@ -11,6 +11,9 @@ import zipfile
 import openpyxl
 import pptx
 import pytest
+from pptx.chart.data import CategoryChartData, XyChartData
+from pptx.enum.chart import XL_CHART_TYPE
+from pptx.util import Inches
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.chunker import ParentChildChunker
@@ -81,6 +84,32 @@ def test_pptx_footer_and_date_are_read_on_the_first_slide_and_slide_numbers_not_
     assert _texts(document) == {
         1: "Finding 1\n\n24 November 2026\n\nAxolotl Institute, confidential", 2: "Finding 2", 3: "Finding 3",
     }
+
+
+def test_pptx_charts_are_read_by_their_title_and_series() -> None:
+    """Their words and numbers are shown on the slide, but held in the chart's part, not in a text frame."""
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Survey counts"
+    counts = CategoryChartData()
+    counts.categories = ["2023", "2024", "2025"]
+    counts.add_series("Axolotls", (10, 20, 35.5))
+    counts.add_series("Newts", (4, None, 6))
+    chart = slide.shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), counts
+    ).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Animals counted in Lake Xochimilco"
+    points = XyChartData()
+    points.add_series("Regrowth").add_data_point(1, 3)
+    slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER, Inches(1), Inches(6), Inches(3), Inches(1), points)
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+
+    assert _texts(load_document("survey.pptx", buffer.getvalue()))[1] == (
+        "Survey counts\n\nAnimals counted in Lake Xochimilco\nAxolotls: 2023: 10; 2024: 20; 2025: 35.5\n"
+        "Newts: 2023: 4; 2025: 6\n\nRegrowth: 3"
+    )
 
 
 def test_pptx_without_text_is_no_text() -> None:
