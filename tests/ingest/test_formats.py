@@ -112,6 +112,23 @@ def test_pptx_charts_are_read_by_their_title_and_series() -> None:
     )
 
 
+def test_pptx_chart_that_cannot_be_read_costs_the_chart_not_the_deck() -> None:
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Survey counts"
+    counts = CategoryChartData()
+    counts.categories = ["2023"]
+    counts.add_series("Axolotls", (10,))
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), counts)
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    damaged = documents.replace_part(
+        buffer.getvalue(), "ppt/charts/chart1.xml", lambda xml: re.sub(r"<c:v>10</c:v>", "<c:v>n/a</c:v>", xml)
+    )
+
+    assert _texts(load_document("survey.pptx", damaged)) == {1: "Survey counts"}
+
+
 def test_pptx_without_text_is_no_text() -> None:
     presentation = pptx.Presentation()
     presentation.slides.add_slide(presentation.slide_layouts[6])
