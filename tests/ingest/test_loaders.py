@@ -583,23 +583,24 @@ def test_docx_a_text_box_in_a_group_is_read_from_the_alternative_holding_it() ->
     assert first_page.count("Sidebar: audited figures.") == 2
 
 
+def _new_page_at(run) -> None:
+    """Marks ``run`` as where Word's layout began a new page."""
+    run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+
+
 def _laid_out_by_word(document: WordDocument) -> None:
     """Pages as Word saves its layout: a rendered page break where each new page began, also after an explicit
     break (which began that page already) and inside a table row laid out on a new page."""
-
-    def new_page_at(run) -> None:
-        run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
-
     document.add_paragraph("Intro on page one.")
     document.add_paragraph("Still page one.")
-    new_page_at(document.add_paragraph().add_run("Word laid this out on page two."))
+    _new_page_at(document.add_paragraph().add_run("Word laid this out on page two."))
     document.add_page_break()
-    new_page_at(document.add_paragraph().add_run("Page three begins with an explicit break."))
+    _new_page_at(document.add_paragraph().add_run("Page three begins with an explicit break."))
     table = document.add_table(rows=2, cols=2)
     for row, values in zip(table.rows, [("Region", "Growth"), ("North", "12%")]):
         for cell, value in zip(row.cells, values):
             cell.text = value
-    new_page_at(table.rows[1].cells[1].paragraphs[0].runs[0])
+    _new_page_at(table.rows[1].cells[1].paragraphs[0].runs[0])
 
 
 def test_docx_pages_are_those_word_laid_out_when_it_saved_the_file() -> None:
@@ -610,6 +611,34 @@ def test_docx_pages_are_those_word_laid_out_when_it_saved_the_file() -> None:
         (2, "Word laid this out on page two."),
         (3, "Page three begins with an explicit break.\nRegion | Growth"),
         (4, "North | 12%"),
+    ]
+
+
+def _with_headers_and_footers(document: WordDocument) -> None:
+    """Section 1: a header, a footer and another header on its first page, over two pages (the second laid out
+    by Word); section 2 shows section 1's; section 3 a header of its own, and section 1's footer."""
+    first = document.sections[0]
+    first.header.paragraphs[0].text = "Axolotl Institute"
+    first.footer.paragraphs[0].text = "Confidential"
+    first.different_first_page_header_footer = True
+    first.first_page_header.paragraphs[0].text = "Annual report 2025"
+    document.add_paragraph("Intro on page one.")
+    _new_page_at(document.add_paragraph().add_run("Page two, laid out by Word."))
+    document.add_section(WD_SECTION.NEW_PAGE).different_first_page_header_footer = False
+    _new_page_at(document.add_paragraph().add_run("Methods on page three."))
+    document.add_section(WD_SECTION.NEW_PAGE).header.is_linked_to_previous = False
+    document.sections[2].header.paragraphs[0].text = "Appendix"
+    _new_page_at(document.add_paragraph().add_run("Tables on page four."))
+
+
+def test_docx_headers_and_footers_are_read_once_on_the_first_page_showing_them() -> None:
+    document = load_document("report.docx", _docx(_with_headers_and_footers))
+
+    assert [(page.number, page.text) for page in document.pages] == [
+        (1, "Annual report 2025\nAxolotl Institute\nIntro on page one.\nConfidential"),
+        (2, "Page two, laid out by Word."),
+        (3, "Methods on page three."),
+        (4, "Appendix\nTables on page four."),
     ]
 
 
