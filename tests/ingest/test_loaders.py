@@ -34,6 +34,7 @@ import pytest
 from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
 from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
 from pypdf import PdfWriter
 from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
@@ -640,6 +641,24 @@ def test_docx_headers_and_footers_are_read_once_on_the_first_page_showing_them()
         (3, "Methods on page three."),
         (4, "Appendix\nTables on page four."),
     ]
+
+
+def test_docx_positioned_tabs_keep_words_apart() -> None:
+    """Word's built-in headers place their columns with absolute-position tabs ("Title", tab, "Date")."""
+
+    def build(document: WordDocument) -> None:
+        run = document.sections[0].header.paragraphs[0].add_run("Axolotl Institute")
+        for alignment, text in (("center", "Annual report"), ("right", "2025")):
+            tab = OxmlElement("w:ptab")
+            tab.set(qn("w:relativeTo"), "margin")
+            tab.set(qn("w:alignment"), alignment)
+            tab.set(qn("w:leader"), "none")
+            run._r.append(tab)
+            run._r.append(OxmlElement("w:t"))
+            run._r[-1].text = text
+        document.add_paragraph("Body text.")
+
+    assert _text(load_document("report.docx", _docx(build))) == "Axolotl Institute Annual report 2025\nBody text."
 
 
 def test_docx_without_breaks_is_one_page() -> None:

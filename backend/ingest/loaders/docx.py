@@ -39,13 +39,9 @@ _SECTION_START = "\x04"
 _RENDERED_AFTER_EXPLICIT = re.compile(r"(\A|\f)([\s\x04]*?)\x03")
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _W_SDT, _W_SDT_CONTENT = qn("w:sdt"), qn("w:sdtContent")
-_W_T, _W_TAB, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = (
-    qn("w:t"),
-    qn("w:tab"),
-    qn("w:br"),
-    qn("w:cr"),
-    qn("w:noBreakHyphen"),
-)
+_W_T, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:noBreakHyphen")
+# A tab, and an absolute-position one (Word's built-in headers put "Title", "Date" and "Page 3" in three columns).
+_W_TABS = (qn("w:tab"), qn("w:ptab"))
 _W_PAGE_BREAK_BEFORE = f"{qn('w:pPr')}/{qn('w:pageBreakBefore')}"
 _W_SECT_PR = qn("w:sectPr")
 _W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
@@ -230,7 +226,7 @@ def _run_text(run: BaseOxmlElement) -> str:
     for child in run.iterchildren():
         if child.tag == _W_T:
             pieces.append(child.text or "")
-        elif child.tag == _W_TAB:
+        elif child.tag in _W_TABS:
             pieces.append("\t")
         elif child.tag in (_W_BR, _W_CR):
             pieces.append(_PAGE_BREAK if child.get(_W_TYPE) == "page" else "\n")
