@@ -13,6 +13,10 @@ import pptx
 import pytest
 from pptx.chart.data import CategoryChartData, XyChartData
 from pptx.enum.chart import XL_CHART_TYPE
+from pptx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+from pptx.opc.package import Part
+from pptx.opc.packuri import PackURI
+from pptx.oxml import parse_xml
 from pptx.util import Inches
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
@@ -127,6 +131,60 @@ def test_pptx_chart_that_cannot_be_read_costs_the_chart_not_the_deck() -> None:
     )
 
     assert _texts(load_document("survey.pptx", damaged)) == {1: "Survey counts"}
+
+
+_DIAGRAM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _with_smart_art(slide, nodes: list[str]) -> None:
+    """A SmartArt diagram of ``nodes`` on ``slide``, as PowerPoint writes one: a frame naming the part of its
+    data model, whose "node" points hold the text (the whole diagram's "doc" point is not shown)."""
+    points = "".join(
+        f'<dgm:pt modelId="{number}" type="{kind}"><dgm:t><a:bodyPr/><a:p><a:r><a:t>{text}</a:t></a:r></a:p>'
+        "</dgm:t></dgm:pt>"
+        for number, (kind, text) in enumerate([("doc", "Not shown"), *(("node", node) for node in nodes)])
+    )
+    model = f'<dgm:dataModel xmlns:dgm="{_DIAGRAM}" xmlns:a="{_DRAWING}"><dgm:ptLst>{points}</dgm:ptLst></dgm:dataModel>'
+    package = slide.part.package
+    data = Part(PackURI("/ppt/diagrams/data1.xml"), CONTENT_TYPE.DML_DIAGRAM_DATA, package, model.encode())
+    _add_smart_art_frame(slide, slide.part.relate_to(data, RELATIONSHIP_TYPE.DIAGRAM_DATA))
+
+
+def _add_smart_art_frame(slide, relationship: str) -> None:
+    """The frame of a SmartArt diagram whose data model is the part ``relationship`` names."""
+    slide.shapes._spTree.append(parse_xml(
+        '<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+        f'xmlns:a="{_DRAWING}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<p:nvGraphicFramePr><p:cNvPr id="9" name="Diagram"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>'
+        '<p:xfrm><a:off x="0" y="0"/><a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
+        f'<a:graphicData uri="{_DIAGRAM}"><dgm:relIds xmlns:dgm="{_DIAGRAM}" r:dm="{relationship}"/></a:graphicData>'
+        "</a:graphic></p:graphicFrame>"
+    ))
+
+
+def test_pptx_smart_art_is_read_a_node_a_line() -> None:
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Regeneration steps"
+    _with_smart_art(slide, ["Wound closes", "Blastema forms", "Limb regrows"])
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+
+    assert _texts(load_document("steps.pptx", buffer.getvalue())) == {
+        1: "Regeneration steps\n\nWound closes\nBlastema forms\nLimb regrows"
+    }
+
+
+def test_pptx_smart_art_whose_data_is_missing_costs_the_diagram_not_the_deck() -> None:
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = "Regeneration steps"
+    _add_smart_art_frame(slide, "rId99")
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+
+    assert _texts(load_document("steps.pptx", buffer.getvalue())) == {1: "Regeneration steps"}
 
 
 def test_pptx_without_text_is_no_text() -> None:

@@ -1,6 +1,7 @@
 """PPTX (python-pptx): a slide is a page, numbered as in the deck. Its title comes first, then the text of its
-shapes (grouped ones too), its tables one row a line and its charts (the title, then each series a line of its
-values by category: "Axolotls: 2023: 10; 2024: 20"), then its speaker notes. python-pptx parses every XML part
+shapes (grouped ones too), its tables one row a line, its charts (the title, then each series a line of its
+values by category: "Axolotls: 2023: 10; 2024: 20") and its SmartArt diagrams (each node's text a line), then its
+speaker notes. python-pptx parses every XML part
 of the package when it opens it, so all of them are counted first (loaders/package.py).
 
 A deck's footer and date, repeated on every slide, are read on the first slide that shows them (as a PDF's
@@ -15,6 +16,8 @@ from collections.abc import Iterable, Iterator
 import pptx
 from pptx.chart.chart import Chart
 from pptx.enum.shapes import PP_PLACEHOLDER
+from pptx.oxml import parse_xml
+from pptx.oxml.ns import qn
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
@@ -28,6 +31,10 @@ log = logging.getLogger(__name__)
 _KIND = "PowerPoint presentation"
 _PRESENTATION_PART = "ppt/presentation.xml"
 _RUNNING_PLACEHOLDERS = (PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE)
+# A SmartArt diagram's frame names the part holding its data model, whose "node" points hold its text.
+_DIAGRAM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+_DIAGRAM_PARTS = f"./{qn('a:graphic')}/{qn('a:graphicData')}/{_DIAGRAM}relIds"
+_DIAGRAM_POINT, _DIAGRAM_TEXT = f"{_DIAGRAM}pt", f"{_DIAGRAM}t"
 
 
 def load_pptx(name: str, data: bytes) -> LoadedPages:
@@ -97,7 +104,25 @@ def _shape_text(shape: BaseShape) -> str:
         )
     if getattr(shape, "has_chart", False):
         return _chart_text(shape.chart)
+    if (diagram := shape.element.find(_DIAGRAM_PARTS)) is not None:
+        return _diagram_text(shape, diagram.get(qn("r:dm")))
     return ""
+
+
+def _diagram_text(shape: BaseShape, data_part: str | None) -> str:
+    """A SmartArt diagram's text: each of its nodes' paragraphs a line, in the order of its data model. A diagram
+    whose data cannot be read costs the diagram, not the deck."""
+    try:
+        model = parse_xml(shape.part.related_part(data_part).blob)
+        lines = [
+            "".join(text.text or "" for text in paragraph.iter(qn("a:t")))
+            for point in model.iter(_DIAGRAM_POINT) if point.get("type", "node") == "node"
+            for paragraph in point.findall(f"{_DIAGRAM_TEXT}/{qn('a:p')}")
+        ]
+    except Exception:  # a missing part or damaged XML, of many types
+        log.warning("a SmartArt diagram could not be read; the slide is read without it", exc_info=True)
+        return ""
+    return "\n".join(line for line in lines if line.strip())
 
 
 def _chart_text(chart: Chart) -> str:
