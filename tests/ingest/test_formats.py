@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Callable
 
 import openpyxl
 import pptx
@@ -17,6 +18,7 @@ from pptx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
 from pptx.opc.package import Part
 from pptx.opc.packuri import PackURI
 from pptx.oxml import parse_xml
+from pptx.slide import Slide
 from pptx.util import Inches
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
@@ -90,11 +92,18 @@ def test_pptx_footer_and_date_are_read_on_the_first_slide_and_slide_numbers_not_
     }
 
 
-def test_pptx_charts_are_read_by_their_title_and_series() -> None:
-    """Their words and numbers are shown on the slide, but held in the chart's part, not in a text frame."""
+def _slide_deck(title: str, add: Callable[[Slide], object]) -> bytes:
+    """A deck of one slide titled ``title``, to which ``add`` adds its shapes."""
     presentation = pptx.Presentation()
     slide = presentation.slides.add_slide(presentation.slide_layouts[5])
-    slide.shapes.title.text = "Survey counts"
+    slide.shapes.title.text = title
+    add(slide)
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    return buffer.getvalue()
+
+
+def _survey_charts(slide: Slide) -> None:
     counts = CategoryChartData()
     counts.categories = ["2023", "2024", "2025"]
     counts.add_series("Axolotls", (10, 20, 35.5))
@@ -107,37 +116,32 @@ def test_pptx_charts_are_read_by_their_title_and_series() -> None:
     points = XyChartData()
     points.add_series("Regrowth").add_data_point(1, 3)
     slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER, Inches(1), Inches(6), Inches(3), Inches(1), points)
-    buffer = io.BytesIO()
-    presentation.save(buffer)
 
-    assert _texts(load_document("survey.pptx", buffer.getvalue()))[1] == (
+
+def test_pptx_charts_are_read_by_their_title_and_series() -> None:
+    """Their words and numbers are shown on the slide, but held in the chart's part, not in a text frame."""
+    deck = _slide_deck("Survey counts", _survey_charts)
+
+    assert _texts(load_document("survey.pptx", deck))[1] == (
         "Survey counts\n\nAnimals counted in Lake Xochimilco\nAxolotls: 2023: 10; 2024: 20; 2025: 35.5\n"
         "Newts: 2023: 4; 2025: 6\n\nRegrowth: 3"
     )
 
 
 def test_pptx_chart_that_cannot_be_read_costs_the_chart_not_the_deck() -> None:
-    presentation = pptx.Presentation()
-    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
-    slide.shapes.title.text = "Survey counts"
-    counts = CategoryChartData()
-    counts.categories = ["2023"]
-    counts.add_series("Axolotls", (10,))
-    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), counts)
-    buffer = io.BytesIO()
-    presentation.save(buffer)
     damaged = documents.replace_part(
-        buffer.getvalue(), "ppt/charts/chart1.xml", lambda xml: re.sub(r"<c:v>10</c:v>", "<c:v>n/a</c:v>", xml)
+        _slide_deck("Survey counts", _survey_charts), "ppt/charts/chart1.xml",
+        lambda xml: re.sub(r"<c:v>10</c:v>", "<c:v>n/a</c:v>", xml),
     )
 
-    assert _texts(load_document("survey.pptx", damaged)) == {1: "Survey counts"}
+    assert _texts(load_document("survey.pptx", damaged)) == {1: "Survey counts\n\nRegrowth: 3"}
 
 
 _DIAGRAM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
 _DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
 
 
-def _with_smart_art(slide, nodes: list[str]) -> None:
+def _with_smart_art(slide: Slide, nodes: list[str]) -> None:
     """A SmartArt diagram of ``nodes`` on ``slide``, as PowerPoint writes one: a frame naming the part of its
     data model, whose "node" points hold the text (the whole diagram's "doc" point is not shown)."""
     points = "".join(
@@ -151,7 +155,7 @@ def _with_smart_art(slide, nodes: list[str]) -> None:
     _add_smart_art_frame(slide, slide.part.relate_to(data, RELATIONSHIP_TYPE.DIAGRAM_DATA))
 
 
-def _add_smart_art_frame(slide, relationship: str) -> None:
+def _add_smart_art_frame(slide: Slide, relationship: str) -> None:
     """The frame of a SmartArt diagram whose data model is the part ``relationship`` names."""
     slide.shapes._spTree.append(parse_xml(
         '<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
@@ -164,27 +168,15 @@ def _add_smart_art_frame(slide, relationship: str) -> None:
 
 
 def test_pptx_smart_art_is_read_a_node_a_line() -> None:
-    presentation = pptx.Presentation()
-    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
-    slide.shapes.title.text = "Regeneration steps"
-    _with_smart_art(slide, ["Wound closes", "Blastema forms", "Limb regrows"])
-    buffer = io.BytesIO()
-    presentation.save(buffer)
+    deck = _slide_deck("Regeneration steps", lambda slide: _with_smart_art(slide, ["Wound", "Blastema", "Limb"]))
 
-    assert _texts(load_document("steps.pptx", buffer.getvalue())) == {
-        1: "Regeneration steps\n\nWound closes\nBlastema forms\nLimb regrows"
-    }
+    assert _texts(load_document("steps.pptx", deck)) == {1: "Regeneration steps\n\nWound\nBlastema\nLimb"}
 
 
 def test_pptx_smart_art_whose_data_is_missing_costs_the_diagram_not_the_deck() -> None:
-    presentation = pptx.Presentation()
-    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
-    slide.shapes.title.text = "Regeneration steps"
-    _add_smart_art_frame(slide, "rId99")
-    buffer = io.BytesIO()
-    presentation.save(buffer)
+    deck = _slide_deck("Regeneration steps", lambda slide: _add_smart_art_frame(slide, "rId99"))
 
-    assert _texts(load_document("steps.pptx", buffer.getvalue())) == {1: "Regeneration steps"}
+    assert _texts(load_document("steps.pptx", deck)) == {1: "Regeneration steps"}
 
 
 def test_pptx_without_text_is_no_text() -> None:
