@@ -421,6 +421,14 @@ def test_normalisation_cleans_extracted_text() -> None:
     assert normalise_text(raw) == "Café find this\nline\n\nnext\nlast"
 
 
+def test_normalisation_rejoins_words_hyphenated_across_lines_but_keeps_a_compounds_hyphens() -> None:
+    raw = "reading compre-\nhension of left-to-\nright models, state-of-the-\nart in Question-\nAnswering"
+
+    assert normalise_text(raw) == (
+        "reading comprehension of left-to-right models, state-of-the-art in Question-\nAnswering"
+    )
+
+
 # --- DOCX ---------------------------------------------------------------------------------------------------------
 
 
