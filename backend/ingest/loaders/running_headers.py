@@ -73,9 +73,9 @@ class _Candidate:
         }
 
     def same_at_edge(self, min_pages: float, numbering: frozenset[int]) -> str | None:
-        """The line, word for word, at the very edge of enough pages; None if it is not the same there. A line
-        numbering its page by one of the offsets ``numbering`` is passed over (a bare "7" below a running
-        "2019")."""
+        """The line, word for word, at the very edge of enough pages (the first there on each); None if it is
+        not the same there. A line numbering its page by one of the offsets ``numbering`` is passed over (a bare
+        "7" above a running "2019")."""
         at_edge: list[str] = []
         for page, lines in self.found.items():
             at_edge.extend([
