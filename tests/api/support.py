@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 from httpx_sse import connect_sse
-
-# How long a test waits for something the server does in the background (a job, a closed stream) before it
-# gives up. A bound for a hang, not a speed expectation: the machine may be busy.
-BACKGROUND_WAIT_SECONDS = 300
 
 
 def upload(client: httpx.Client, chat_id: str, *files: tuple[str, bytes], **params) -> httpx.Response:
@@ -30,18 +24,6 @@ def stream_events(client: httpx.Client, path: str, body: dict) -> list[tuple[str
     with connect_sse(client, "POST", path, json=body) as source:
         source.response.raise_for_status()
         return [(sse.event, json.loads(sse.data)) for sse in source.iter_sse()]
-
-
-def wait_for(condition: Callable[[], object], what: str, timeout: float = BACKGROUND_WAIT_SECONDS):
-    """Polls ``condition`` until it returns something truthy, which is returned."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def assert_error(response: httpx.Response, status: int, code: str, **details) -> dict:

@@ -16,9 +16,10 @@ from httpx_sse import connect_sse
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import assert_error, stream_events, upload, wait_for
+from tests.api.support import assert_error, stream_events, upload
 from tests.rag.scripted import ScriptedLLM
 from tests.support.model_queue import model_busy
+from tests.support.waiting import wait_for
 
 NOTES = (
     "axolotl.txt",

@@ -11,9 +11,10 @@ import httpx
 import pytest
 
 from tests.api.server import serve
-from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, stream_events, upload
+from tests.api.support import assert_error, stream_events, upload
 from tests.rag.scripted import ScriptedLLM
 from tests.support.postgres import DATABASES
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS
 
 NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
 QUESTION = "How long is the Quorra river?"

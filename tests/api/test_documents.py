@@ -13,8 +13,9 @@ import pytest
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
+from tests.api.support import assert_error, upload, upload_paths
 from tests.support.postgres import DATABASES
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS, wait_for
 
 LIMIT_BYTES = 256 * 1024  # the academic_2col_dpr paper (383 KB) is over it, the shinyama paper (193 KB) under
 BACKGROUND_CHARS = 20_000  # so the shinyama paper (8 pages, 29,790 characters) is indexed as a background job

@@ -15,8 +15,9 @@ from httpx_sse import connect_sse
 from backend.config import Settings
 from backend.llm.factory import build_llm
 from tests.api.server import serve
-from tests.api.support import assert_error, stream_events, upload, wait_for
+from tests.api.support import assert_error, stream_events, upload
 from tests.rag.scripted import ScriptedLLM
+from tests.support.waiting import wait_for
 
 NOTES = ("axolotl.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
 QUESTION = "What can axolotls regrow?"

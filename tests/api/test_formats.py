@@ -8,9 +8,10 @@ import pytest
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload
+from tests.api.support import assert_error, upload
 from tests.api.test_hostile_uploads import assert_nothing_stored
 from tests.support import documents
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS
 
 STORY = "The axolotl stays a larva all its life, and keeps the feathery gills of its youth. " * 4
 

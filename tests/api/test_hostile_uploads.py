@@ -17,7 +17,8 @@ import pytest
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import assert_error, upload, wait_for
+from tests.api.support import assert_error, upload
+from tests.support.waiting import wait_for
 
 NOTES = ("notes.txt", b"Axolotls can regrow their limbs, their hearts and even parts of their brains.")
 _DOCUMENT_XML_HEAD = (

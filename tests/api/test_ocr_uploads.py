@@ -16,7 +16,8 @@ from httpx_sse import connect_sse
 
 from backend.api.settings import ApiSettings
 from tests.api.server import serve
-from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
+from tests.api.support import assert_error, upload, upload_paths
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS, wait_for
 
 LINN = "scanned_linn_two-column_brochure.pdf"
 MIXED = "scanned_multipage_mixed.pdf"

@@ -21,10 +21,11 @@ from sqlalchemy import create_engine, select
 from backend.ids import collection_name
 from backend.stores.database import database_url
 from backend.stores.schema import jobs
-from tests.api.support import upload, upload_paths, wait_for
+from tests.api.support import upload, upload_paths
 from tests.e2e.test_serve import ENVIRONMENT
 from tests.support.chroma_server import start_chroma_server
 from tests.support.serve_process import serve_process
+from tests.support.waiting import wait_for
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PAPER = "academic_2col_naacl06-shinyama.pdf"

@@ -7,10 +7,19 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Callable
 
 import openpyxl
 import pptx
 import pytest
+from pptx.chart.data import CategoryChartData, XyChartData
+from pptx.enum.chart import XL_CHART_TYPE
+from pptx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+from pptx.opc.package import Part
+from pptx.opc.packuri import PackURI
+from pptx.oxml import parse_xml
+from pptx.slide import Slide
+from pptx.util import Inches
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.chunker import ParentChildChunker
@@ -81,6 +90,93 @@ def test_pptx_footer_and_date_are_read_on_the_first_slide_and_slide_numbers_not_
     assert _texts(document) == {
         1: "Finding 1\n\n24 November 2026\n\nAxolotl Institute, confidential", 2: "Finding 2", 3: "Finding 3",
     }
+
+
+def _slide_deck(title: str, add: Callable[[Slide], object]) -> bytes:
+    """A deck of one slide titled ``title``, to which ``add`` adds its shapes."""
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = title
+    add(slide)
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    return buffer.getvalue()
+
+
+def _survey_charts(slide: Slide) -> None:
+    counts = CategoryChartData()
+    counts.categories = ["2023", "2024", "2025"]
+    counts.add_series("Axolotls", (10, 20, 35.5))
+    counts.add_series("Newts", (4, None, 6))
+    chart = slide.shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), counts
+    ).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Animals counted in Lake Xochimilco"
+    points = XyChartData()
+    points.add_series("Regrowth").add_data_point(1, 3)
+    slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER, Inches(1), Inches(6), Inches(3), Inches(1), points)
+
+
+def test_pptx_charts_are_read_by_their_title_and_series() -> None:
+    """Their words and numbers are shown on the slide, but held in the chart's part, not in a text frame."""
+    deck = _slide_deck("Survey counts", _survey_charts)
+
+    assert _texts(load_document("survey.pptx", deck))[1] == (
+        "Survey counts\n\nAnimals counted in Lake Xochimilco\nAxolotls: 2023: 10; 2024: 20; 2025: 35.5\n"
+        "Newts: 2023: 4; 2025: 6\n\nRegrowth: 3"
+    )
+
+
+def test_pptx_chart_that_cannot_be_read_costs_the_chart_not_the_deck() -> None:
+    damaged = documents.replace_part(
+        _slide_deck("Survey counts", _survey_charts), "ppt/charts/chart1.xml",
+        lambda xml: re.sub(r"<c:v>10</c:v>", "<c:v>n/a</c:v>", xml),
+    )
+
+    assert _texts(load_document("survey.pptx", damaged)) == {1: "Survey counts\n\nRegrowth: 3"}
+
+
+_DIAGRAM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _with_smart_art(slide: Slide, nodes: list[str]) -> None:
+    """A SmartArt diagram of ``nodes`` on ``slide``, as PowerPoint writes one: a frame naming the part of its
+    data model, whose "node" points hold the text (the whole diagram's "doc" point is not shown)."""
+    points = "".join(
+        f'<dgm:pt modelId="{number}" type="{kind}"><dgm:t><a:bodyPr/><a:p><a:r><a:t>{text}</a:t></a:r></a:p>'
+        "</dgm:t></dgm:pt>"
+        for number, (kind, text) in enumerate([("doc", "Not shown"), *(("node", node) for node in nodes)])
+    )
+    model = f'<dgm:dataModel xmlns:dgm="{_DIAGRAM}" xmlns:a="{_DRAWING}"><dgm:ptLst>{points}</dgm:ptLst></dgm:dataModel>'
+    package = slide.part.package
+    data = Part(PackURI("/ppt/diagrams/data1.xml"), CONTENT_TYPE.DML_DIAGRAM_DATA, package, model.encode())
+    _add_smart_art_frame(slide, slide.part.relate_to(data, RELATIONSHIP_TYPE.DIAGRAM_DATA))
+
+
+def _add_smart_art_frame(slide: Slide, relationship: str) -> None:
+    """The frame of a SmartArt diagram whose data model is the part ``relationship`` names."""
+    slide.shapes._spTree.append(parse_xml(
+        '<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+        f'xmlns:a="{_DRAWING}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<p:nvGraphicFramePr><p:cNvPr id="9" name="Diagram"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>'
+        '<p:xfrm><a:off x="0" y="0"/><a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
+        f'<a:graphicData uri="{_DIAGRAM}"><dgm:relIds xmlns:dgm="{_DIAGRAM}" r:dm="{relationship}"/></a:graphicData>'
+        "</a:graphic></p:graphicFrame>"
+    ))
+
+
+def test_pptx_smart_art_is_read_a_node_a_line() -> None:
+    deck = _slide_deck("Regeneration steps", lambda slide: _with_smart_art(slide, ["Wound", "Blastema", "Limb"]))
+
+    assert _texts(load_document("steps.pptx", deck)) == {1: "Regeneration steps\n\nWound\nBlastema\nLimb"}
+
+
+def test_pptx_smart_art_whose_data_is_missing_costs_the_diagram_not_the_deck() -> None:
+    deck = _slide_deck("Regeneration steps", lambda slide: _add_smart_art_frame(slide, "rId99"))
+
+    assert _texts(load_document("steps.pptx", deck)) == {1: "Regeneration steps"}
 
 
 def test_pptx_without_text_is_no_text() -> None:

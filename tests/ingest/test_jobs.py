@@ -16,7 +16,7 @@ from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
 from backend.ingest.service import IngestionService, load_here
 from backend.stores.documents import new_record
 from backend.stores.jobs import JobRecord, JobStore
-from tests.api.support import wait_for
+from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 

@@ -34,7 +34,9 @@ import pytest
 from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
 from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
 from pypdf import PdfWriter
+from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders import load_document, normalise_text
@@ -235,6 +237,77 @@ def test_pdf_with_a_long_but_normal_line_loads() -> None:
     assert _text(load_document("plain.pdf", pdf_files.pdf([sentence]))) == sentence.strip()
 
 
+def _helvetica(glyph_names: list[str] | None = None) -> DictionaryObject:
+    """Helvetica; with ``glyph_names``, its codes from "!" on name those glyphs (outside the Adobe Glyph List:
+    no character is said) instead, as a font converted without its character map does."""
+    font = DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"),
+    })
+    if glyph_names:
+        differences = ArrayObject([NumberObject(ord("!")), *map(NameObject, glyph_names)])
+        font[NameObject("/Encoding")] = DictionaryObject({NameObject("/Differences"): differences})
+    return font
+
+
+def _pdf_with_named_glyphs(content: str) -> bytes:
+    """A one-page PDF drawing ``content``, whose font /F1 is Helvetica and /F2 names its glyphs "/SM590000" (a
+    bullet in an IBM Redbook), "/g40", "/g81" and "/g75"."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    fonts = {"/F1": _helvetica(), "/F2": _helvetica(["/SM590000", "/g40", "/g81", "/g75"])}
+    page[NameObject("/Resources")] = DictionaryObject({
+        NameObject("/Font"): DictionaryObject({NameObject(key): font for key, font in fonts.items()}),
+    })
+    stream = DecodedStreamObject()
+    stream.set_data(content.encode("latin-1"))
+    page.replace_contents(stream)
+    output = io.BytesIO()
+    writer.write(output)
+    return output.getvalue()
+
+
+def test_pdf_glyphs_named_without_a_character_are_not_read_as_their_names() -> None:
+    """pypdf reads such a glyph as its name: a list's bullets "/SM590000" would stand in the text."""
+    items = ["Security fundamentals", "Current state of security", "Access controls"]
+    content = "BT /F1 12 Tf 72 760 Td (Topics covered:) Tj ET " + " ".join(
+        f"BT /F2 12 Tf 72 {740 - 20 * index} Td (!) Tj /F1 12 Tf 20 0 Td ({item}) Tj ET"
+        for index, item in enumerate(items)
+    )
+
+    assert _text(load_document("redbook.pdf", _pdf_with_named_glyphs(content))) == "\n".join(["Topics covered:", *items])
+
+
+def test_pdf_page_of_many_glyphs_named_without_a_character_is_recognised() -> None:
+    """A page whose text is partly in such glyphs ("/g40/g81/g75" for "Enh") is garbled: it is read by OCR."""
+    lines = [
+        "Axolotls regrow whole limbs within weeks.", "Their hearts repair themselves without scars.",
+        "Lake Xochimilco is their only wild home.", "Researchers map the genes that drive it.",
+    ]
+    shown = " 0 -16 Td ".join(f"({line}) Tj" for line in lines)
+    # Under the words, invisible (render mode 3) so that only they are seen: glyphs naming no character.
+    named = " ".join(['"#$', "!$#", '$"'] * 10)
+    content = f"BT /F1 12 Tf 72 760 Td {shown} ET BT 3 Tr /F2 12 Tf 72 600 Td ({named}) Tj ET"
+
+    page = load_document("brief.pdf", _pdf_with_named_glyphs(content)).pages[0]
+
+    assert page.ocr and "/g" not in page.text
+    assert "Lake Xochimilco" in page.text and "repair themselves" in page.text
+
+
+def test_pdf_page_only_of_glyphs_named_without_a_character_is_sent_to_ocr() -> None:
+    """Too few glyphs to judge as garbled, but none shows text: the page is recognised like a scan."""
+    recognising: list[tuple[int, int]] = []
+
+    named = " ".join(['"#$', "!$#"] * 10)
+    pdf = _pdf_with_named_glyphs(f"BT /F2 12 Tf 72 760 Td ({named}) Tj ET")
+
+    with pytest.raises(UnreadableDocument) as raised:  # they draw nothing here, so OCR finds no text either
+        load_document("label.pdf", pdf, on_page=lambda done, total: recognising.append((done, total)))
+
+    assert recognising[-1] == (1, 1) and "OCR" in raised.value.message
+
+
 @pytest.mark.parametrize(
     "damaged",
     [b"%PDF-1.7\n%%EOF\n", b"%PDF-1.4\n" + b"\x8f\x02garbage" * 100, pdf_files.pdf(["Cut short"])[:120]],
@@ -346,6 +419,14 @@ def test_normalisation_cleans_extracted_text() -> None:
     raw = "  Cafe\u0301\x00 ﬁnd\u00a0\t  this \r\nline\x07  \r\n\r\n\r\n\r\nnext\u2028last\ufeff  "
 
     assert normalise_text(raw) == "Café find this\nline\n\nnext\nlast"
+
+
+def test_normalisation_rejoins_words_hyphenated_across_lines_but_keeps_a_compounds_hyphens() -> None:
+    raw = "reading compre-\nhension of left-to-\nright models, state-of-the-\nart in Question-\nAnswering"
+
+    assert normalise_text(raw) == (
+        "reading comprehension of left-to-right models, state-of-the-art in Question-\nAnswering"
+    )
 
 
 # --- DOCX ---------------------------------------------------------------------------------------------------------
@@ -492,23 +573,43 @@ def test_docx_text_boxes_are_read_once_after_the_text_they_are_anchored_in() -> 
     assert first_page.count("Sidebar") == 1
 
 
+def test_docx_a_text_box_in_a_group_is_read_from_the_alternative_holding_it() -> None:
+    """A group drawn as a drawing canvas's picture first and as text boxes in its fallback: alternate content
+    inside a drawing is chosen as at the top of a run, by the first choice holding text boxes."""
+    group = _text_box("Sidebar: audited figures.").replace(
+        '<mc:Choice Requires="wps">', '<mc:Choice Requires="wpc"><w:drawing><wp:inline/></w:drawing></mc:Choice>'
+        '<mc:Choice Requires="wps">', 1,
+    )
+    alternate_content = group.removeprefix("<w:r>").removesuffix("</w:r>")
+    nested = f'<w:r><w:pict><v:group xmlns:v="urn:schemas-microsoft-com:vml">{alternate_content}</v:group></w:pict></w:r>'
+
+    def add_text_boxes(parts: dict[str, bytes]) -> None:
+        parts["word/document.xml"] = parts["word/document.xml"].replace(
+            b"every region.</w:t></w:r>", f"every region.</w:t></w:r>{group}".encode(),
+        ).replace(b"per region.</w:t></w:r>", f"per region.</w:t></w:r>{nested}".encode())
+
+    first_page = load_document("report.docx", _rewrite_docx(_docx(_report), add_text_boxes)).pages[0].text
+    assert first_page.count("Sidebar: audited figures.") == 2
+
+
+def _new_page_at(run) -> None:
+    """Marks ``run`` as where Word's layout began a new page."""
+    run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+
+
 def _laid_out_by_word(document: WordDocument) -> None:
     """Pages as Word saves its layout: a rendered page break where each new page began, also after an explicit
     break (which began that page already) and inside a table row laid out on a new page."""
-
-    def new_page_at(run) -> None:
-        run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
-
     document.add_paragraph("Intro on page one.")
     document.add_paragraph("Still page one.")
-    new_page_at(document.add_paragraph().add_run("Word laid this out on page two."))
+    _new_page_at(document.add_paragraph().add_run("Word laid this out on page two."))
     document.add_page_break()
-    new_page_at(document.add_paragraph().add_run("Page three begins with an explicit break."))
+    _new_page_at(document.add_paragraph().add_run("Page three begins with an explicit break."))
     table = document.add_table(rows=2, cols=2)
     for row, values in zip(table.rows, [("Region", "Growth"), ("North", "12%")]):
         for cell, value in zip(row.cells, values):
             cell.text = value
-    new_page_at(table.rows[1].cells[1].paragraphs[0].runs[0])
+    _new_page_at(table.rows[1].cells[1].paragraphs[0].runs[0])
 
 
 def test_docx_pages_are_those_word_laid_out_when_it_saved_the_file() -> None:
@@ -520,6 +621,52 @@ def test_docx_pages_are_those_word_laid_out_when_it_saved_the_file() -> None:
         (3, "Page three begins with an explicit break.\nRegion | Growth"),
         (4, "North | 12%"),
     ]
+
+
+def _with_headers_and_footers(document: WordDocument) -> None:
+    """Section 1: a header, a footer and another header on its first page, over two pages (the second laid out
+    by Word); section 2 shows section 1's; section 3 a header of its own, and section 1's footer."""
+    first = document.sections[0]
+    first.header.paragraphs[0].text = "Axolotl Institute"
+    first.footer.paragraphs[0].text = "Confidential"
+    first.different_first_page_header_footer = True
+    first.first_page_header.paragraphs[0].text = "Annual report 2025"
+    document.add_paragraph("Intro on page one.")
+    _new_page_at(document.add_paragraph().add_run("Page two, laid out by Word."))
+    document.add_section(WD_SECTION.NEW_PAGE).different_first_page_header_footer = False
+    _new_page_at(document.add_paragraph().add_run("Methods on page three."))
+    document.add_section(WD_SECTION.NEW_PAGE).header.is_linked_to_previous = False
+    document.sections[2].header.paragraphs[0].text = "Appendix"
+    _new_page_at(document.add_paragraph().add_run("Tables on page four."))
+
+
+def test_docx_headers_and_footers_are_read_once_on_the_first_page_showing_them() -> None:
+    document = load_document("report.docx", _docx(_with_headers_and_footers))
+
+    assert [(page.number, page.text) for page in document.pages] == [
+        (1, "Annual report 2025\nAxolotl Institute\nIntro on page one.\nConfidential"),
+        (2, "Page two, laid out by Word."),
+        (3, "Methods on page three."),
+        (4, "Appendix\nTables on page four."),
+    ]
+
+
+def test_docx_positioned_tabs_keep_words_apart() -> None:
+    """Word's built-in headers place their columns with absolute-position tabs ("Title", tab, "Date")."""
+
+    def build(document: WordDocument) -> None:
+        run = document.sections[0].header.paragraphs[0].add_run("Axolotl Institute")
+        for alignment, text in (("center", "Annual report"), ("right", "2025")):
+            tab = OxmlElement("w:ptab")
+            tab.set(qn("w:relativeTo"), "margin")
+            tab.set(qn("w:alignment"), alignment)
+            tab.set(qn("w:leader"), "none")
+            run._r.append(tab)
+            run._r.append(OxmlElement("w:t"))
+            run._r[-1].text = text
+        document.add_paragraph("Body text.")
+
+    assert _text(load_document("report.docx", _docx(build))) == "Axolotl Institute Annual report 2025\nBody text."
 
 
 def test_docx_without_breaks_is_one_page() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from backend.ingest.recovery import RecoverySweep
 from backend.stores.documents import INDEXING
-from tests.api.support import wait_for
 from tests.support.storing_process import left_behind_now, process_storing
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

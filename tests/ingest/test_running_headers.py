@@ -106,6 +106,30 @@ def test_a_number_near_the_edge_of_a_page_numbered_with_bare_numbers_stays() -> 
     assert lines[1][-1] == "1" and all(lines[number] == _body(number) for number in (2, 3, 5, 6))
 
 
+def test_a_year_atop_a_page_does_not_stop_bare_page_numbers_from_running() -> None:
+    """A page begins with a year ("2019"), read as "#" like the pages' bare numbers ("5"): it is passed over as
+    not numbering its page, and stays."""
+    pdf = pdf_files.pdf([[*(["2019"] if n == 3 else []), *_body(n), str(n)] for n in range(1, 7)])
+
+    lines = _lines(load_document("report.pdf", pdf))
+
+    assert lines[3] == ["2019", *_body(3)]
+    assert lines[1][-1] == "1" and all(lines[number] == _body(number) for number in (2, 4, 5, 6))
+
+
+def test_a_year_heading_every_page_and_bare_page_numbers_both_run() -> None:
+    """Either line read as "#", at either edge: the year the same on every page, the numbers following them."""
+    for year_on_top in (True, False):
+        pdf = pdf_files.pdf([
+            ["2019", *_body(n), str(n)] if year_on_top else [str(n), *_body(n), "2019"] for n in range(1, 7)
+        ])
+
+        lines = _lines(load_document("report.pdf", pdf))
+
+        assert set(lines[1]) == {"2019", "1", *_body(1)}
+        assert all(lines[number] == _body(number) for number in range(2, 7)), year_on_top
+
+
 def test_a_line_like_a_running_header_but_with_other_numbers_stays() -> None:
     """Every page is headed "Axolotl Survey 2024"; one ends naming the survey before it, the same but its year."""
     pdf = pdf_files.pdf([
@@ -137,8 +161,9 @@ def test_a_section_heading_repeated_on_its_pages_stays() -> None:
 
 
 def test_numbered_body_lines_at_the_top_of_pages_stay() -> None:
-    """List items numbered (1), (2), … start several pages: their numbers do not follow the pages'."""
-    items = [1, 2, 4, 5, 7, 9]
+    """List items numbered (1), (2), … start several pages: their numbers follow the pages' on half of them
+    only."""
+    items = [1, 2, 3, 5, 7, 9]
     pdf = pdf_files.pdf([
         [f"({item}) In the Operating Procedures chapter,", *_body(n)] for n, item in enumerate(items, start=1)
     ])

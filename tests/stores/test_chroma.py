@@ -22,9 +22,9 @@ from backend.errors import RetrievalFailed, ValidationFailed
 from backend.ids import collection_name
 from backend.models import Chunk
 from backend.stores.chroma import ChromaStore, limit_request_time
-from tests.api.support import wait_for
 from tests.llm.support import free_port
 from tests.support.chroma_server import ChromaServer, start_chroma_server
+from tests.support.waiting import wait_for
 
 DIMENSIONS = 384
 

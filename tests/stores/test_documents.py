@@ -11,8 +11,8 @@ from backend.models import Chunk, Parent
 from backend.stores.chats import ChatStore
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
 from backend.stores.memory import MemoryStore
-from tests.api.support import wait_for
 from tests.support.storing_process import left_behind_now, process_storing
+from tests.support.waiting import wait_for
 
 THREADS = 8
 

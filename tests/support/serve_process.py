@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.api.support import BACKGROUND_WAIT_SECONDS, wait_for
 from tests.llm.support import free_port
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS, wait_for
 
 
 @dataclass

@@ -3,7 +3,9 @@ page break); its "pages" are the stretches between those, explicit page breaks a
 a page is cited by the number Word showed when the file was saved (a file never laid out by Word has only its
 explicit breaks). Footnotes and endnotes are read onto the page that refers to them: the reference
 becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word numbers them by default) and
-the note's text follows at the end of that page. A text box's text follows the text it is anchored in. The archive
+the note's text follows at the end of that page. A text box's text follows the text it is anchored in. Headers and
+footers are read once, at the top and the bottom of the first page of the section that shows them (as a PDF's
+running headers are kept where they first appear): one the section repeats from the one before is not. The archive
 and the size of the body and notes are checked (loaders/package.py) before python-docx builds the body: 64 MB of
 empty paragraphs would be 11 M lxml nodes and 1.35 GB."""
 
@@ -12,7 +14,6 @@ from __future__ import annotations
 import io
 import itertools
 import re
-from collections.abc import Iterator
 
 import docx
 from docx.document import Document as WordDocument
@@ -28,20 +29,19 @@ from backend.ingest.loaders.text import LoadedPages, corrupt, pages_or_no_text
 _KIND = "Word document"
 _DOCX_MAIN_PART = "word/document.xml"
 _NOTES_PARTS = ("word/footnotes.xml", "word/endnotes.xml")
+_HEADER_AND_FOOTER_PARTS = re.compile(r"word/(header|footer)\d*\.xml")
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
 # Where Word's layout began a new page, until it is known whether an explicit break began that page already.
 _RENDERED_PAGE_BREAK = "\x03"
-_RENDERED_AFTER_EXPLICIT = re.compile(r"(\A|\f)(\s*?)\x03")
+# Where a section begins, until the pages are known and its headers and footers are read onto the first.
+_SECTION_START = "\x04"
+_RENDERED_AFTER_EXPLICIT = re.compile(r"(\A|\f)([\s\x04]*?)\x03")
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _W_SDT, _W_SDT_CONTENT = qn("w:sdt"), qn("w:sdtContent")
-_W_T, _W_TAB, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = (
-    qn("w:t"),
-    qn("w:tab"),
-    qn("w:br"),
-    qn("w:cr"),
-    qn("w:noBreakHyphen"),
-)
+_W_T, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:noBreakHyphen")
+# A tab, and an absolute-position one (Word's built-in headers put "Title", "Date" and "Page 3" in three columns).
+_W_TABS = (qn("w:tab"), qn("w:ptab"))
 _W_PAGE_BREAK_BEFORE = f"{qn('w:pPr')}/{qn('w:pageBreakBefore')}"
 _W_SECT_PR = qn("w:sectPr")
 _W_PARAGRAPH_SECT_PR = f"{qn('w:pPr')}/{_W_SECT_PR}"
@@ -66,15 +66,20 @@ def load_docx(name: str, data: bytes) -> LoadedPages:
             filename=name,
         )
     with open_package(name, data, _KIND, _DOCX_MAIN_PART) as archive:
-        parts = [_DOCX_MAIN_PART, *(part for part in _NOTES_PARTS if part in archive.namelist())]
+        parts = [
+            _DOCX_MAIN_PART,
+            *(part for part in archive.namelist() if part in _NOTES_PARTS or _HEADER_AND_FOOTER_PARTS.fullmatch(part)),
+        ]
         check_element_count(name, _KIND, archive, parts, too_many="paragraphs and other parts")
     try:
         document = docx.Document(io.BytesIO(data))
         notes = {kind: _notes(document, relationship) for kind, relationship in _NOTE_KINDS.items()}
+        headers_and_footers = _new_headers_and_footers(document)
         body = document.element.body
     except Exception as error:  # python-docx and lxml raise many types for a damaged package
         raise corrupt(name, _KIND) from error
-    texts = _with_notes(_laid_out(_document_text(body)).split(_PAGE_BREAK), notes)
+    pages = _laid_out(_document_text(body)).split(_PAGE_BREAK)
+    texts = _with_headers_and_footers(_with_notes(pages, notes), headers_and_footers)
     return LoadedPages(pages_or_no_text(name, texts), len(texts))
 
 
@@ -87,6 +92,44 @@ def _notes(document: WordDocument, relationship: str) -> dict[str, str]:
         note.get(_W_ID): " ".join(_without_breaks(_blocks_text(note), " ").split())
         for note in parse_xml(part.blob).iterchildren()
     }
+
+
+def _new_headers_and_footers(document: WordDocument) -> list[tuple[str, str]]:
+    """Each section's headers and its footers (the first page's, the odd and the even pages' where the section
+    has them), as text, but for those an earlier section showed."""
+    even_pages = document.settings.odd_and_even_pages_header_footer
+    read: set[str] = set()
+    sections = []
+    for section in document.sections:
+        variants = [(section.header, section.footer)]
+        if section.different_first_page_header_footer:
+            variants.insert(0, (section.first_page_header, section.first_page_footer))
+        if even_pages:
+            variants.append((section.even_page_header, section.even_page_footer))
+        headers: list[str] = []
+        footers: list[str] = []
+        for variant in variants:
+            for part, texts in zip(variant, (headers, footers), strict=True):
+                if part.is_linked_to_previous:  # it shows the section before's
+                    continue
+                text = _without_breaks(_blocks_text(part.part.element), "\n").strip()
+                if text and text not in read:
+                    read.add(text)
+                    texts.append(text)
+        sections.append(("\n".join(headers), "\n".join(footers)))
+    return sections
+
+
+def _with_headers_and_footers(pages: list[str], sections: list[tuple[str, str]]) -> list[str]:
+    """The pages with the headers of each section starting on them first, and its footers last."""
+    starting = iter(sections)
+    texts = []
+    for page in pages:
+        starts = [next(starting, ("", "")) for _ in range(page.count(_SECTION_START))]
+        body = page.replace(_SECTION_START, "").strip("\n")
+        parts = [*(header for header, _ in starts), body, *(footer for _, footer in starts)]
+        texts.append("\n".join(part for part in parts if part))
+    return texts
 
 
 def _with_notes(pages: list[str], notes: dict[str, dict[str, str]]) -> list[str]:
@@ -130,26 +173,28 @@ def _without_breaks(text: str, replacement: str) -> str:
 
 
 def _document_text(body: BaseOxmlElement) -> str:
-    new_page_after = _paragraphs_ending_a_section_before_a_new_page(body)
-    return "".join(
-        _block_text(child) + (_PAGE_BREAK if child in new_page_after else "") for child in body.iterchildren()
+    sections = _section_ends(body)
+    # A section's properties sit in the paragraph that ends it (the last section's at the end of the body), and
+    # their type says how *that* section starts: so a break's kind is read from the section after it.
+    new_page_after = {
+        ending for (ending, _), (_, following) in itertools.pairwise(sections) if not _is_continuous(following)
+    }
+    section_after = {ending for ending, _ in sections[:-1]}
+    return _SECTION_START + "".join(
+        _block_text(child) + (_PAGE_BREAK if child in new_page_after else "")
+        + (_SECTION_START if child in section_after else "")
+        for child in body.iterchildren()
     )
 
 
-def _paragraphs_ending_a_section_before_a_new_page(body: BaseOxmlElement) -> set[BaseOxmlElement]:
-    # A section's properties sit in the paragraph that ends it (the last section's at the end of the body), and
-    # their type says how *that* section starts: so a break's kind is read from the section after it. Walked child
-    # by child: an XPath over the whole body fails on libxml2's node-set limit for very long documents.
-    sections = [
+def _section_ends(body: BaseOxmlElement) -> list[tuple[BaseOxmlElement, BaseOxmlElement]]:
+    """Each section's last element and its properties, in order. Walked child by child: an XPath over the whole
+    body fails on libxml2's node-set limit for very long documents."""
+    return [
         (child, properties)
         for child in body.iterchildren(_W_P, _W_SECT_PR)
         if (properties := child if child.tag == _W_SECT_PR else child.find(_W_PARAGRAPH_SECT_PR)) is not None
     ]
-    return {
-        ending
-        for (ending, _), (_, following) in itertools.pairwise(sections)
-        if not _is_continuous(following)
-    }
 
 
 def _blocks_text(container: BaseOxmlElement) -> str:
@@ -181,7 +226,7 @@ def _run_text(run: BaseOxmlElement) -> str:
     for child in run.iterchildren():
         if child.tag == _W_T:
             pieces.append(child.text or "")
-        elif child.tag == _W_TAB:
+        elif child.tag in _W_TABS:
             pieces.append("\t")
         elif child.tag in (_W_BR, _W_CR):
             pieces.append(_PAGE_BREAK if child.get(_W_TYPE) == "page" else "\n")
@@ -199,24 +244,22 @@ def _run_text(run: BaseOxmlElement) -> str:
 
 def _text_boxes_text(drawing: BaseOxmlElement) -> str:
     """The text of the text boxes in a run's drawing (a sidebar, a callout), each on lines of its own after the
-    text before it. Word writes a text box twice, as a drawing and as a fallback picture for older readers: of an
-    alternate content, only the first choice holding text boxes is read."""
-    if drawing.tag == _MC_ALTERNATE_CONTENT:
-        choices = [*drawing.iterchildren(_MC_CHOICE), *drawing.iterchildren(_MC_FALLBACK)]
-        return next((text for choice in choices if (text := _text_boxes_text(choice))), "")
+    text before it."""
     # A page break inside a text box does not break the page the box is drawn on.
     return "".join("\n" + _without_breaks(_blocks_text(box), "\n") for box in _outermost_text_boxes(drawing))
 
 
-def _outermost_text_boxes(element: BaseOxmlElement) -> Iterator[BaseOxmlElement]:
-    """The text boxes in ``element`` that are not inside another (whose text includes theirs)."""
+def _outermost_text_boxes(element: BaseOxmlElement) -> list[BaseOxmlElement]:
+    """The text boxes in ``element`` that are not inside another (whose text includes theirs). Word writes a text
+    box twice, as a drawing and as a fallback picture for older readers: of an alternate content, at any depth,
+    only the first choice holding text boxes is read."""
+    if element.tag == _MC_ALTERNATE_CONTENT:
+        choices = [*element.iterchildren(_MC_CHOICE), *element.iterchildren(_MC_FALLBACK)]
+        return next((boxes for choice in choices if (boxes := _outermost_text_boxes(choice))), [])
+    boxes = []
     for child in element.iterchildren():
-        if child.tag == _W_TEXT_BOX:
-            yield child
-        elif child.tag == _MC_ALTERNATE_CONTENT:
-            yield from _outermost_text_boxes(next(child.iterchildren(_MC_CHOICE, _MC_FALLBACK), child))
-        else:
-            yield from _outermost_text_boxes(child)
+        boxes.extend([child] if child.tag == _W_TEXT_BOX else _outermost_text_boxes(child))
+    return boxes
 
 
 def _table_text(table: BaseOxmlElement) -> str:

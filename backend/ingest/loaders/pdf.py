@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import unicodedata
 
 import pypdfium2
-from pypdf import PasswordType, PdfReader
+from fontTools.agl import toUnicode
+from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import DependencyError, PyPdfError
+from pypdf.generic import DictionaryObject, NameObject, NullObject, PdfObject
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
@@ -31,6 +34,8 @@ _PDF_HEADER_WINDOW = 1024
 _MIN_TEXT_LAYER_CHARACTERS = 20
 # A page label is a number with perhaps a prefix ("A-3"); a longer one is cut rather than flood a citation.
 _MAX_PAGE_LABEL_CHARS = 40
+# What a glyph whose character is unknown reads as until its page is judged (a page of many is garbled).
+_UNKNOWN_GLYPH = "\ufffd"
 
 
 def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
@@ -44,7 +49,10 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     labels = _printed_page_labels(name, reader)
     pages = [
         Page(page.number, page.text, ocr=page.number in recognised, label=labels.get(page.number, ""))
-        for page in pages_with_text(recognised.get(number, text or "") for number, text in enumerate(texts, start=1))
+        for page in pages_with_text(
+            recognised.get(number, (text or "").replace(_UNKNOWN_GLYPH, ""))
+            for number, text in enumerate(texts, start=1)
+        )
     ]
     if not pages and None in texts:
         raise corrupt(name, "PDF")
@@ -101,11 +109,51 @@ def _pdf_page_texts(name: str, reader: PdfReader) -> list[str | None]:
     texts: list[str | None] = []
     for index in range(page_count):
         try:
-            texts.append(reader.pages[index].extract_text())
+            texts.append(_page_text(name, index + 1, reader.pages[index]))
         except Exception:
             log.warning("page %d of %s could not be parsed; skipping it", index + 1, name, exc_info=True)
             texts.append(None)
     return texts
+
+
+def _page_text(name: str, number: int, page: PageObject) -> str:
+    """The page's text layer, each glyph its font names without saying which character it is marked unknown.
+    Such a font (no ToUnicode map, glyph names outside the Adobe Glyph List: "g40", "SM590000") is read by pypdf
+    as the glyph's name, "/g40/g81/g75" for "Enh": junk to search and quote. Marked, the glyphs make a page
+    where they are many garbled (and recognised by OCR); elsewhere (a list's bullet) they are dropped."""
+    text = page.extract_text()
+    try:
+        names = _unknown_glyph_names(page.get("/Resources"), set())
+    except Exception:  # a damaged font or form costs the marking, not the page's text
+        log.warning("the fonts of page %d of %s could not be inspected; its text is kept as read", number, name,
+                    exc_info=True)
+        return text
+    if not names:
+        return text
+    return re.sub("|".join(map(re.escape, sorted(names, key=len, reverse=True))), _UNKNOWN_GLYPH, text)
+
+
+def _unknown_glyph_names(resources: PdfObject | None, seen: set[int]) -> set[str]:
+    """The glyph names ("/g40") outside the Adobe Glyph List in the encodings of the fonts of a page's
+    resources, and of its forms' resources."""
+    resources = resources.get_object() if resources is not None else DictionaryObject()
+    if id(resources) in seen:
+        return set()
+    seen.add(id(resources))
+    names: set[str] = set()
+    for font in _resource_values(resources, "/Font"):
+        encoding = font.get("/Encoding", NullObject()).get_object()
+        if isinstance(encoding, DictionaryObject) and "/Differences" in encoding:
+            differences = encoding["/Differences"].get_object()
+            names |= {name for name in differences if isinstance(name, NameObject) and not toUnicode(name[1:])}
+    for form in _resource_values(resources, "/XObject"):
+        if form.get("/Subtype") == "/Form":
+            names |= _unknown_glyph_names(form.get("/Resources"), seen)
+    return names
+
+
+def _resource_values(resources: DictionaryObject, kind: str) -> list[DictionaryObject]:
+    return [value.get_object() for value in resources.get(kind, DictionaryObject()).get_object().values()]
 
 
 def _printed_page_labels(name: str, reader: PdfReader) -> dict[int, str]:
@@ -163,7 +211,8 @@ def _lacks_text(text: str) -> bool:
 
 
 def _visible_count(text: str) -> int:
-    return sum(1 for c in text if not c.isspace())
+    """The characters that show text: a glyph naming no character does not (a page of them alone is read by OCR)."""
+    return sum(1 for c in text if not c.isspace() and c != _UNKNOWN_GLYPH)
 
 
 def _has_content(page: pypdfium2.PdfPage) -> bool:

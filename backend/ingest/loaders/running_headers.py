@@ -7,9 +7,12 @@ few lines of pages in one of two ways:
 
 - word for word the same on a third of the pages or more;
 - numbering the pages: the same but for a number that is the page's number plus an offset ("Page 3 of 20" on
-  page 3, "47701 Federal Register" on page 4), on a few pages, where lines numbering the pages by that offset
-  are found on a third of the pages between them (a book's header changes with its chapter: "56 3.3.
-  ÜBERLAGERUNGEN" on the section's pages, "72 4.1. TOPOLOGIE" on the next).
+  page 3, "47701 Federal Register" on page 4), on a few pages and on most of those the line's shape is found
+  on, where lines numbering the pages by that offset are found on a third of the pages between them (a book's
+  header changes with its chapter: "56 3.3. ÜBERLAGERUNGEN" on the section's pages, "72 4.1. TOPOLOGIE" on the
+  next). A line of the same shape off the sequence is passed over: a bare year "2019" atop a page, in a
+  document whose pages end in their bare numbers "7", neither numbers its page nor stops the others from
+  numbering theirs (nor from running the same, had every page begun with it).
 
 A line repeating with the same numbers on a stretch of pages and other numbers on the next ("Exhibit
 2.3.59-51" on the pages of one exhibit) names a section, not a page: it is kept, as is every line away from
@@ -49,23 +52,36 @@ _NUMBER = re.compile(r"\d+")
 
 @dataclasses.dataclass(slots=True)
 class _Candidate:
-    """A line, numbers aside, as found near the edge of pages: its text and depth there, by page number."""
+    """A line, numbers aside, as found near the edge of pages: its texts and depths there, by page number."""
 
-    found: dict[int, tuple[str, int]] = dataclasses.field(default_factory=dict)
+    found: defaultdict[int, list[tuple[str, int]]] = dataclasses.field(
+        default_factory=lambda: defaultdict(list)
+    )
 
-    def page_offsets(self) -> set[int]:
-        """The offsets by which one of its numbers is the page's number on every page it is on (a few at
-        least)."""
-        if len(self.found) < _MIN_REPEATS:
-            return set()
-        offsets = [
-            [int(number) - page for number in _NUMBER.findall(line)] for page, (line, _) in self.found.items()
-        ]
-        return {offsets[0][i] for i in range(len(offsets[0])) if len({each[i] for each in offsets}) == 1}
+    def numbered_pages(self) -> dict[int, set[int]]:
+        """The offsets by which one of its numbers is the page's number on most of the pages it is on (a few at
+        least), each with those pages. A number off that sequence (a year atop one page) numbers no page but
+        does not stop the others from numbering theirs."""
+        pages_by_offset: defaultdict[int, set[int]] = defaultdict(set)
+        for page, lines in self.found.items():
+            for line, _ in lines:
+                for number in _NUMBER.findall(line):
+                    pages_by_offset[int(number) - page].add(page)
+        return {
+            offset: pages for offset, pages in pages_by_offset.items()
+            if len(pages) >= _MIN_REPEATS and len(pages) > len(self.found) / 2
+        }
 
-    def same_at_edge(self, min_pages: float) -> str | None:
-        """The line, word for word, at the very edge of enough pages; None if it is not the same there."""
-        at_edge = [line for line, depth in self.found.values() if depth < _SAME_LINE_DEPTH]
+    def same_at_edge(self, min_pages: float, numbering: frozenset[int]) -> str | None:
+        """The line, word for word, at the very edge of enough pages (the first there on each); None if it is
+        not the same there. A line numbering its page by one of the offsets ``numbering`` is passed over (a bare
+        "7" above a running "2019")."""
+        at_edge: list[str] = []
+        for page, lines in self.found.items():
+            at_edge.extend([
+                line for line, depth in lines
+                if depth < _SAME_LINE_DEPTH and not _numbers_page(line, page, numbering)
+            ][:1])
         return at_edge[0] if len(at_edge) >= min_pages and len(set(at_edge)) == 1 else None
 
 
@@ -85,7 +101,7 @@ class _Running:
             return False
         if self.text is not None:
             return line == self.text
-        return any(int(number) - page in self.offsets for number in _NUMBER.findall(line))
+        return _numbers_page(line, page, self.offsets)
 
 
 def without_running_headers(pages: Sequence[Page]) -> list[Page]:
@@ -96,23 +112,27 @@ def without_running_headers(pages: Sequence[Page]) -> list[Page]:
     for page in pages:
         lines = page.text.split("\n")
         for index, depth in _near_edges(lines).items():
-            candidates[_pattern(lines[index])].found.setdefault(page.number, (lines[index], depth))
+            candidates[_pattern(lines[index])].found[page.number].append((lines[index], depth))
     min_pages = max(_MIN_REPEATS, _MIN_SHARE * len(pages))
-    running = {
-        pattern: _Running(min(candidates[pattern].found), _PAGE_NUMBER_DEPTH, offsets=offsets)
-        for pattern, offsets in _numbering_pages(candidates, min_pages).items()
-    }
-    for pattern, candidate in candidates.items():  # never numbering the pages: the same on each
-        if (text := candidate.same_at_edge(min_pages)) is not None:
-            first = min(page for page, (line, _) in candidate.found.items() if line == text)
-            running[pattern] = _Running(first, _SAME_LINE_DEPTH, text=text)
+    numbering = _numbering_pages(candidates, min_pages)
+    # A pattern may both number the pages and run the same on them: "#" for a bare "7" and a bare "2019".
+    running: defaultdict[str, list[_Running]] = defaultdict(list)
+    for pattern, candidate in candidates.items():
+        if numbered := numbering.get(pattern):
+            running[pattern].append(numbered)
+        offsets = numbered.offsets if numbered else frozenset()
+        if (text := candidate.same_at_edge(min_pages, offsets)) is not None:
+            first = min(page for page, lines in candidate.found.items() if any(line == text for line, _ in lines))
+            running[pattern].append(_Running(first, _SAME_LINE_DEPTH, text=text))
     kept = []
     for page in pages:
         lines = page.text.split("\n")
         repeated = {
             index for index, depth in _near_edges(lines).items()
-            if (line_running := running.get(_pattern(lines[index])))
-            and line_running.repeated_by(lines[index], page.number, depth)
+            if any(
+                line_running.repeated_by(lines[index], page.number, depth)
+                for line_running in running.get(_pattern(lines[index]), ())
+            )
         }
         text = normalise_text("\n".join(line for index, line in enumerate(lines) if index not in repeated))
         if text:
@@ -120,19 +140,27 @@ def without_running_headers(pages: Sequence[Page]) -> list[Page]:
     return kept
 
 
-def _numbering_pages(candidates: dict[str, _Candidate], min_pages: float) -> dict[str, frozenset[int]]:
-    """The lines numbering the pages, each with its offsets: those by which one of its numbers is the page's,
-    and that such lines have on enough pages between them."""
+def _numbering_pages(candidates: dict[str, _Candidate], min_pages: float) -> dict[str, _Running]:
+    """The lines numbering the pages, each running from the first page it numbers by its offsets: those by which
+    one of its numbers is the page's, and that such lines have on enough pages between them."""
+    numbered_pages = {pattern: candidate.numbered_pages() for pattern, candidate in candidates.items()}
     pages_by_offset: defaultdict[int, set[int]] = defaultdict(set)
-    offsets = {pattern: candidate.page_offsets() for pattern, candidate in candidates.items()}
-    for pattern, candidate in candidates.items():
-        for offset in offsets[pattern]:
-            pages_by_offset[offset].update(candidate.found)
+    for by_offset in numbered_pages.values():
+        for offset, on_pages in by_offset.items():
+            pages_by_offset[offset] |= on_pages
     numbered = {offset for offset, on_pages in pages_by_offset.items() if len(on_pages) >= min_pages}
     return {
-        pattern: frozenset(pattern_offsets & numbered)
-        for pattern, pattern_offsets in offsets.items() if pattern_offsets & numbered
+        pattern: _Running(
+            min(page for offset in offsets for page in by_offset[offset]), _PAGE_NUMBER_DEPTH,
+            offsets=frozenset(offsets),
+        )
+        for pattern, by_offset in numbered_pages.items() if (offsets := by_offset.keys() & numbered)
     }
+
+
+def _numbers_page(line: str, page: int, offsets: frozenset[int]) -> bool:
+    """Whether one of the numbers of ``line`` is ``page``'s number plus one of ``offsets``."""
+    return any(int(number) - page in offsets for number in _NUMBER.findall(line))
 
 
 def _near_edges(lines: list[str]) -> dict[int, int]:

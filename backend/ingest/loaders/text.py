@@ -30,8 +30,9 @@ _SPACE_AROUND_NEWLINE = re.compile(r" ?\n ?")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
-# A lowercase word split by a hyphen at the end of a line: typeset hyphenation, not a compound word.
-_HYPHENATED_LINE_BREAK = re.compile(r"(\w)-\n([a-z])")
+# A lowercase word split by a hyphen at the end of a line: typeset hyphenation, not a compound word; but a word
+# holding a hyphen already ("left-to-\nright") is a compound broken at one of its own hyphens, which stays.
+_HYPHENATED_LINE_BREAK = re.compile(r"(\w+(?:-\w+)*)-\n([a-z])")
 
 
 def normalise_text(text: str) -> str:
@@ -42,8 +43,13 @@ def normalise_text(text: str) -> str:
     text = _CONTROL_CHARACTERS.sub("", text)
     text = _HORIZONTAL_WHITESPACE.sub(" ", text)
     text = _SPACE_AROUND_NEWLINE.sub("\n", text)
-    text = _HYPHENATED_LINE_BREAK.sub(r"\1\2", text)
+    text = _HYPHENATED_LINE_BREAK.sub(_rejoined, text)
     return _BLANK_LINES.sub("\n\n", text).strip()
+
+
+def _rejoined(broken: re.Match) -> str:
+    word, rest = broken.groups()
+    return f"{word}-{rest}" if "-" in word else word + rest
 
 
 def pages_with_text(texts: Iterable[str]) -> list[Page]:
