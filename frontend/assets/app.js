@@ -52,8 +52,8 @@ const catchUp = oneAtATime(async () => {
   try {
     await chats.sync();
     // A refusal noted before the listing was asked for, of a chat the listing finds, was no deletion after all.
-    const [chatId, refused] = [documents.chatId, refusedIn.get(documents.chatId)];
-    if (await documents.refresh() && refusedIn.get(chatId) === refused) refusedIn.delete(chatId);
+    const before = refused;
+    if (await documents.refresh() && refused === before) refused = null;
     await conversation.refresh();
   } catch {
     // kept as it was
@@ -62,16 +62,20 @@ const catchUp = oneAtATime(async () => {
 const tabs = new TabSync(catchUp);
 const announce = () => tabs.announce();
 
-// A question or a file refused as sent to a deleted chat (410 CHAT_DELETED, by its code) before this tab knew:
-// catching up tells whether the chat is really gone, and its notice then says what was not sent; a chat it finds
-// still there (made again meanwhile) drops the note, so a later deletion does not report it.
-const refusedIn = new Map(); // chat id → {question, files}
+// A question or a file refused as sent to the open chat because it was deleted (410 CHAT_DELETED, by its
+// code) before this tab knew: catching up tells whether the chat is really gone, and its notice then says
+// what was not sent; a chat it finds still there (made again meanwhile) drops the note, and so does opening
+// another chat, so a later deletion does not report it. A refusal in a chat not open (an answer or upload
+// that went on after the person left it) is not noted: catching up takes the chat off the list.
+let refused = null; // {chatId, question, files}
 
 function refusedAsGone(chatId, { question: asked, file }) {
-  const before = refusedIn.get(chatId) || { question: null, files: [] };
-  // A new entry each time: a catch-up whose listing was asked for before this refusal keeps it (catchUp).
-  const files = file ? [...before.files, file] : before.files;
-  refusedIn.set(chatId, { question: asked || before.question, files });
+  if (chatId === chats.currentId) {
+    const before = refused?.chatId === chatId ? refused : { chatId, question: null, files: [] };
+    // A new note each time: a catch-up whose listing was asked for before this refusal keeps it (catchUp).
+    const files = file ? [...before.files, file] : before.files;
+    refused = { chatId, question: asked || before.question, files };
+  }
   catchUp();
 }
 
@@ -89,14 +93,14 @@ function notSent({ question: asked, files }) {
 // Said once, when the open chat's routes first answer that it is gone; the chat list then leaves it.
 function chatDeletedElsewhere(chatId) {
   const chat = chats.chats.find((listed) => listed.id === chatId);
-  const refusedHere = refusedIn.get(chatId);
-  refusedIn.delete(chatId);
+  const refusedHere = refused?.chatId === chatId ? refused : null;
+  if (refusedHere) refused = null;
   if (!chat || chats.deleting.has(chatId)) return;
   conversation.forget(chatId);
   documents.forget(chatId);
-  const refused = refusedHere ? notSent(refusedHere) : [];
-  showNotice([`“${chat.title}” was deleted in another tab or window, so it is no longer open here.`, ...refused]
-    .join(" "));
+  const unsent = refusedHere ? notSent(refusedHere) : [];
+  const deleted = `“${chat.title}” was deleted in another tab or window, so it is no longer open here.`;
+  showNotice([deleted, ...unsent].join(" "));
   chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));
 }
 
@@ -137,6 +141,7 @@ const chats = new ChatList({
     const hash = `#chat=${encodeURIComponent(chat.id)}`;
     if (!window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
+    refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
     setPanel("chats", false);
     conversation.show(chat);

@@ -133,7 +133,7 @@ class AnswerView {
       + "Ask again when it is ready."));
   }
 
-  // With a Retry when trying again can help: not for a chat that is gone, whose notice says what became of it.
+  // With a Retry when trying again can help: not for a deleted chat, whose notice says what became of it.
   fail(error, onRetry) {
     this.end();
     this.node.classList.add("failed");
@@ -142,7 +142,8 @@ class AnswerView {
     this.footer.append(
       el("p", { class: "error-title" }, title),
       el("p", { class: "error-message" }, error.message),
-      !refusedAsDeleted(error) && el("button", { type: "button", class: "button", onclick: onRetry }, "Retry"),
+      !refusedAsDeleted(error) && el("button", { type: "button", class: "button", onclick: onRetry },
+        "Retry"),
     );
   }
 
