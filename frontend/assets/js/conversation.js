@@ -113,11 +113,14 @@ class AnswerView {
       this.node.classList.add(mark[0]);
       this.footer.append(el("p", { class: `mark mark-${mark[0]}` }, mark[1]));
     }
+    // A long file name is cut short in its chip, never the page after it.
     const cited = sources.flatMap((source) => (source.passages || []).map((passage) => el("li", {},
       el("button", {
         type: "button", class: "source-chip", dataset: { source: passage.source_number },
+        title: `${source.filename} · ${pageLabel(passage)}`,
         onclick: () => openPassage(sources, passage.source_number),
-      }, `${passage.source_number} · ${source.filename} · ${pageLabel(passage)}`))));
+      }, `${passage.source_number} · `, el("span", { class: "source-name", dir: "auto" }, source.filename),
+      ` · ${pageLabel(passage)}`))));
     // Passages listed with a not-found answer are the closest found, not its sources.
     const label = done.answer_kind === "not_found" ? "Closest passages, not an answer" : "Sources";
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
