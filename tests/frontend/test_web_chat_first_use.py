@@ -178,15 +178,17 @@ def test_a_question_pasted_past_the_limit_says_it_was_cut(page: Page, web):
 def test_another_chats_rename_and_delete_show_on_hover_or_on_a_touch_screen_always(browser: Browser, web, touch):
     # Hidden until hovered, they could not be found on a touch screen, and a tap there still hit them unseen.
     context = browser.new_context(viewport=PHONE, has_touch=touch)
-    page = context.new_page()
-    open_new_chat(page, web.url)
-    page.get_by_role("button", name="Show chats").click()
-    other = page.locator(".chat-item:not(.current)").first
-    buttons = other.get_by_role("button", name=re.compile("^(Rename|Delete) "))
-    expect(buttons).to_have_count(2)
-    for index in range(2):
-        expect(buttons.nth(index)).to_have_css("opacity", "1" if touch else "0")
-    if not touch:
-        other.hover()
-        expect(buttons.first).to_have_css("opacity", "1")
-    context.close()
+    try:
+        page = context.new_page()
+        open_new_chat(page, web.url)
+        page.get_by_role("button", name="Show chats").click()
+        other = page.locator(".chat-item:not(.current)").first
+        buttons = other.get_by_role("button", name=re.compile("^(Rename|Delete) "))
+        expect(buttons).to_have_count(2)
+        for index in range(2):
+            expect(buttons.nth(index)).to_have_css("opacity", "1" if touch else "0")
+        if not touch:
+            other.hover()
+            expect(buttons.first).to_have_css("opacity", "1")
+    finally:
+        context.close()
