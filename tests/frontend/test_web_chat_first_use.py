@@ -192,3 +192,29 @@ def test_another_chats_rename_and_delete_show_on_hover_or_on_a_touch_screen_alwa
             expect(buttons.first).to_have_css("opacity", "1")
     finally:
         context.close()
+
+
+def test_an_answer_cut_off_or_refused_as_busy_says_so_and_its_retry_asks_again(page: Page, web):
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a server that went away mid-answer: the stream breaks off after a token, without its end.
+    cut = 'event: token\ndata: {"type": "token", "content": "Hel"}\n\n'
+    page.route(f"**/chat/{chat_id}/stream",
+               lambda route: route.fulfill(status=200, content_type="text/event-stream", body=cut))
+    ask(page, "hi")
+    failed = wait_for_answer(page)
+    expect(failed.locator(".error-title")).to_have_text("The connection was lost.")
+    expect(failed.locator(".error-message")).to_have_text(
+        "The connection to Axiom was lost before the answer finished.")
+
+    # Stand-in for a server already answering AXIOM_MAX_QUESTIONS_IN_FLIGHT questions: its 503, as documented.
+    busy = {"error": "SERVER_BUSY", "message": "Too many questions at once.", "details": {"retry_after_seconds": 1}}
+    page.unroute(f"**/chat/{chat_id}/stream")
+    page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=503, json=busy))
+    failed.get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".error-title")).to_have_text("Axiom is busy.")
+
+    page.unroute(f"**/chat/{chat_id}/stream")
+    last_answer(page).get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(page.locator(".message.failed")).to_have_count(0)

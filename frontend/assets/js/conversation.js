@@ -12,6 +12,8 @@ const ERROR_TITLES = {
   RETRIEVAL_FAILED: "Searching your documents failed.",
   VALIDATION_ERROR: "That question could not be sent.",
   UNREACHABLE: "No connection.",
+  CONNECTION_LOST: "The connection was lost.",
+  SERVER_BUSY: "Axiom is busy.",
   CHAT_DELETED: "This chat is no longer there.",
 };
 
