@@ -157,6 +157,23 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         assert httpx.get(f"{server.url}/chat/{chat_id}/documents").json()["documents"] == []
 
 
+def test_a_file_indexing_while_the_server_is_away_waits_for_it(
+    page: Page, tmp_path, build_app_services, pdfs
+):
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_chars=0)) as server:
+        chat_id = open_new_chat(page, server.url)
+        # Stand-in for a server restarting: the job's state cannot be asked for (the job itself goes on).
+        page.route(f"**/chat/{chat_id}/documents/*", lambda route: route.abort())
+        upload(page, pdfs / PAPER)
+        row = upload_row(page, PAPER)
+        expect(row).to_contain_text("Axiom cannot be reached: waiting for it to come back…")
+        expect(row).to_have_attribute("data-state", "indexing")
+
+        page.unroute(f"**/chat/{chat_id}/documents/*")
+        wait_until_uploaded(page, PAPER)
+        expect(row).to_contain_text(re.compile(r"Ready · \d+ chunks · 10 pages"))
+
+
 def test_a_file_indexing_in_the_background_can_be_stopped_and_deleting_its_chat_stops_it_too(
     page: Page, tmp_path, build_app_services, pdfs
 ):

@@ -198,13 +198,22 @@ export class DocumentsPanel {
         row.show("cancelled", "Cancelled: nothing of it was kept.");
         return;
       }
+      job = await this.nextState(chatId, job, row);
+    }
+  }
+
+  // The job's state a moment later. A job's id answers even after a restart (it is gone only with its chat),
+  // and the job goes on once the server is back: while it cannot be reached the row waits, rather than saying
+  // the file failed.
+  async nextState(chatId, job, row) {
+    for (;;) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       try {
-        job = await api.documentState(chatId, job.id);
+        return await api.documentState(chatId, job.id);
       } catch (error) {
-        // A job's id answers even after a restart; it is gone only with its chat.
         if (error.status === 404) throw new Error("Indexing stopped: its chat was deleted.");
-        throw error;
+        if (error.status !== 0) throw error;
+        row.show("indexing", "Axiom cannot be reached: waiting for it to come back…");
       }
     }
   }
