@@ -134,6 +134,12 @@ function showTitle(chat) {
 const chats = new ChatList({
   onChanged: announce,
   onChatMaybeGone: catchUp,
+  // An answer still being written into it would only be refused at its end, holding the model till then;
+  // files still queued for it would be refused one by one.
+  onDeleted: (chatId) => {
+    conversation.forget(chatId);
+    documents.forget(chatId);
+  },
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
   onRenamed: showTitle,
