@@ -25,11 +25,22 @@ function setPanel(name, open) {
   const wasOpen = layout.classList.contains(`${name}-open`);
   layout.classList.toggle(`${name}-open`, open);
   $(toggle).setAttribute("aria-expanded", String(open));
-  $(panel).inert = slides() && !open;
-  $("scrim").hidden = wide.matches || !layout.matches(".documents-open, .chats-open");
+  coverPage();
   if (!slides() || open === wasOpen) return;
   if (open) $(panel).querySelector("button, [tabindex]")?.focus();
   else if ($(panel).contains(document.activeElement) || document.activeElement === document.body) $(toggle).focus();
+}
+
+// A panel slid open covers the rest of the page with the scrim, and that is inert, as behind a dialog: the
+// Tab key stays in the panel rather than moving on to what cannot be seen.
+function coverPage() {
+  const isOpen = (name) => layout.classList.contains(`${name}-open`);
+  const over = Object.keys(PANELS).find((name) => PANELS[name].slides() && isOpen(name));
+  for (const [name, { panel, slides }] of Object.entries(PANELS)) {
+    $(panel).inert = over ? name !== over : slides() && !isOpen(name);
+  }
+  $("conversation").inert = over !== undefined;
+  $("scrim").hidden = over === undefined;
 }
 
 function relayout() {

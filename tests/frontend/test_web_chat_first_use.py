@@ -218,3 +218,30 @@ def test_an_answer_cut_off_or_refused_as_busy_says_so_and_its_retry_asks_again(p
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     expect(page.locator(".message.user")).to_have_count(1)
     expect(page.locator(".message.failed")).to_have_count(0)
+
+
+TABLET = {"width": 900, "height": 700}
+
+
+@pytest.mark.parametrize(
+    ("viewport", "toggle", "panel"),
+    [(PHONE, "Show chats", "#sidebar"), (PHONE, "^Documents", "#documents-panel"),
+     (TABLET, "^Documents", "#documents-panel")],
+    ids=["phone-chats", "phone-documents", "tablet-documents"],
+)
+def test_the_tab_key_stays_in_a_panel_slid_over_the_page(page: Page, web, viewport, toggle, panel):
+    # What the panel covers is behind the scrim: the focus moving there could not be seen.
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    button = page.get_by_role("button", name=re.compile(toggle))
+    button.click()
+    expect(page.locator(panel)).to_be_in_viewport()
+    controls = page.evaluate(f"document.querySelectorAll('{panel} button, {panel} input').length")
+    for _ in range(controls + 3):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("(document.activeElement.id || document.activeElement.tagName)")
+        assert page.evaluate(f"document.activeElement.closest('{panel}') !== null"
+                             " || document.activeElement === document.body"), focused
+    page.keyboard.press("Escape")
+    expect(page.locator(panel)).not_to_be_in_viewport()
+    expect(button).to_be_focused()
