@@ -159,13 +159,21 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         assert httpx.get(f"{server.url}/chat/{chat_id}/documents").json()["documents"] == []
 
 
+@pytest.mark.parametrize("away", ["unreachable", "behind a proxy"])
 def test_a_file_indexing_while_the_server_is_away_waits_for_it(
-    page: Page, tmp_path, build_app_services, pdfs
+    page: Page, tmp_path, build_app_services, pdfs, away
 ):
     with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_chars=0)) as server:
         chat_id = open_new_chat(page, server.url)
-        # Stand-in for a server restarting: the job's state cannot be asked for (the job itself goes on).
-        page.route(f"**/chat/{chat_id}/documents/*", lambda route: route.abort())
+        # Stand-in for a server restarting: the job's state cannot be asked for (the job itself goes on), and a
+        # proxy in front of it (deploy/nginx) answers 502 meanwhile.
+        def restarting(route):
+            if away == "unreachable":
+                route.abort()
+            else:
+                route.fulfill(status=502, body="<html>Bad Gateway</html>")
+
+        page.route(f"**/chat/{chat_id}/documents/*", restarting)
         upload(page, pdfs / PAPER)
         row = upload_row(page, PAPER)
         expect(row).to_contain_text("Axiom cannot be reached: waiting for it to come back…")

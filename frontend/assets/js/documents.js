@@ -4,6 +4,8 @@ import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
 import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
 
 const POLL_MS = 1000;
+// No answer from Axiom, or a proxy's (502, 504) or its own 503 while it is restarting or waits for its database.
+const AWAY = new Set([0, 502, 503, 504]);
 
 function readyText(result) {
   const pages = result.page_count ? ` · ${formatCount(result.page_count, "page")}` : "";
@@ -212,7 +214,7 @@ export class DocumentsPanel {
         return await api.documentState(chatId, job.id);
       } catch (error) {
         if (error.status === 404) throw new Error("Indexing stopped: its chat was deleted.");
-        if (error.status !== 0) throw error;
+        if (!AWAY.has(error.status)) throw error;
         row.show("indexing", "Axiom cannot be reached: waiting for it to come back…");
       }
     }
