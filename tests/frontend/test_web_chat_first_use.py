@@ -194,7 +194,10 @@ def test_another_chats_rename_and_delete_show_on_hover_or_on_a_touch_screen_alwa
         context.close()
 
 
-def test_an_answer_cut_off_or_refused_as_busy_says_so_and_its_retry_asks_again(page: Page, web):
+BAD_GATEWAY = "<html><body><h1>502 Bad Gateway</h1></body></html>"  # nginx's page
+
+
+def test_an_answer_cut_off_refused_as_busy_or_unreachable_says_so_and_its_retry_asks_again(page: Page, web):
     chat_id = open_new_chat(page, web.url)
     # Stand-in for a server that went away mid-answer: the stream breaks off after a token, without its end.
     cut = 'event: token\ndata: {"type": "token", "content": "Hel"}\n\n'
@@ -212,6 +215,14 @@ def test_an_answer_cut_off_or_refused_as_busy_says_so_and_its_retry_asks_again(p
     page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=503, json=busy))
     failed.get_by_role("button", name="Retry").click()
     expect(last_answer(page).locator(".error-title")).to_have_text("Axiom is busy.")
+
+    # Stand-in for a proxy in front of a server that is down (deploy/nginx): its 502 page, in HTML.
+    page.unroute(f"**/chat/{chat_id}/stream")
+    page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=502, body=BAD_GATEWAY))
+    last_answer(page).get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".error-title")).to_have_text("No connection.")
+    expect(last_answer(page).locator(".error-message")).to_have_text(
+        "Axiom could not be reached. Is the server still running?")
 
     page.unroute(f"**/chat/{chat_id}/stream")
     last_answer(page).get_by_role("button", name="Retry").click()
@@ -245,3 +256,16 @@ def test_the_tab_key_stays_in_a_panel_slid_over_the_page(page: Page, web, viewpo
     page.keyboard.press("Escape")
     expect(page.locator(panel)).not_to_be_in_viewport()
     expect(button).to_be_focused()
+
+
+def test_a_file_sent_while_a_proxy_says_axiom_is_down_says_it_could_not_be_reached(page: Page, web, tmp_path):
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a proxy in front of a server that is down (deploy/nginx): its 502 page, in HTML.
+    page.route(f"**/chat/{chat_id}/documents", lambda route: route.fulfill(status=502, body=BAD_GATEWAY)
+               if route.request.method == "POST" else route.continue_())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting moved to Thursday at ten.\n")
+    upload(page, notes)
+    row = upload_row(page, "notes.txt")
+    expect(row).to_have_attribute("data-state", "failed")
+    expect(row).to_contain_text("Axiom could not be reached. Is the server still running?")
