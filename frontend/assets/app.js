@@ -25,11 +25,22 @@ function setPanel(name, open) {
   const wasOpen = layout.classList.contains(`${name}-open`);
   layout.classList.toggle(`${name}-open`, open);
   $(toggle).setAttribute("aria-expanded", String(open));
-  $(panel).inert = slides() && !open;
-  $("scrim").hidden = wide.matches || !layout.matches(".documents-open, .chats-open");
+  coverPage();
   if (!slides() || open === wasOpen) return;
   if (open) $(panel).querySelector("button, [tabindex]")?.focus();
   else if ($(panel).contains(document.activeElement) || document.activeElement === document.body) $(toggle).focus();
+}
+
+// A panel slid open covers the rest of the page with the scrim, and that is inert, as behind a dialog: the
+// Tab key stays in the panel rather than moving on to what cannot be seen.
+function coverPage() {
+  const isOpen = (name) => layout.classList.contains(`${name}-open`);
+  const over = Object.keys(PANELS).find((name) => PANELS[name].slides() && isOpen(name));
+  for (const [name, { panel, slides }] of Object.entries(PANELS)) {
+    $(panel).inert = over ? name !== over : slides() && !isOpen(name);
+  }
+  $("conversation").inert = over !== undefined;
+  $("scrim").hidden = over === undefined;
 }
 
 function relayout() {
@@ -52,8 +63,8 @@ const catchUp = oneAtATime(async () => {
   try {
     await chats.sync();
     // A refusal noted before the listing was asked for, of a chat the listing finds, was no deletion after all.
-    const [chatId, refused] = [documents.chatId, refusedIn.get(documents.chatId)];
-    if (await documents.refresh() && refusedIn.get(chatId) === refused) refusedIn.delete(chatId);
+    const before = refused;
+    if (await documents.refresh() && refused === before) refused = null;
     await conversation.refresh();
   } catch {
     // kept as it was
@@ -62,16 +73,20 @@ const catchUp = oneAtATime(async () => {
 const tabs = new TabSync(catchUp);
 const announce = () => tabs.announce();
 
-// A question or a file refused as sent to a deleted chat (410 CHAT_DELETED, by its code) before this tab knew:
-// catching up tells whether the chat is really gone, and its notice then says what was not sent; a chat it finds
-// still there (made again meanwhile) drops the note, so a later deletion does not report it.
-const refusedIn = new Map(); // chat id → {question, files}
+// A question or a file refused as sent to the open chat because it was deleted (410 CHAT_DELETED, by its
+// code) before this tab knew: catching up tells whether the chat is really gone, and its notice then says
+// what was not sent; a chat it finds still there (made again meanwhile) drops the note, and so does opening
+// another chat, so a later deletion does not report it. A refusal in a chat not open (an answer or upload
+// that went on after the person left it) is not noted: catching up takes the chat off the list.
+let refused = null; // {chatId, question, files}
 
 function refusedAsGone(chatId, { question: asked, file }) {
-  const before = refusedIn.get(chatId) || { question: null, files: [] };
-  // A new entry each time: a catch-up whose listing was asked for before this refusal keeps it (catchUp).
-  const files = file ? [...before.files, file] : before.files;
-  refusedIn.set(chatId, { question: asked || before.question, files });
+  if (chatId === chats.currentId) {
+    const before = refused?.chatId === chatId ? refused : { chatId, question: null, files: [] };
+    // A new note each time: a catch-up whose listing was asked for before this refusal keeps it (catchUp).
+    const files = file ? [...before.files, file] : before.files;
+    refused = { chatId, question: asked || before.question, files };
+  }
   catchUp();
 }
 
@@ -89,14 +104,14 @@ function notSent({ question: asked, files }) {
 // Said once, when the open chat's routes first answer that it is gone; the chat list then leaves it.
 function chatDeletedElsewhere(chatId) {
   const chat = chats.chats.find((listed) => listed.id === chatId);
-  const refusedHere = refusedIn.get(chatId);
-  refusedIn.delete(chatId);
+  const refusedHere = refused?.chatId === chatId ? refused : null;
+  if (refusedHere) refused = null;
   if (!chat || chats.deleting.has(chatId)) return;
   conversation.forget(chatId);
   documents.forget(chatId);
-  const refused = refusedHere ? notSent(refusedHere) : [];
-  showNotice([`“${chat.title}” was deleted in another tab or window, so it is no longer open here.`, ...refused]
-    .join(" "));
+  const unsent = refusedHere ? notSent(refusedHere) : [];
+  const deleted = `“${chat.title}” was deleted in another tab or window, so it is no longer open here.`;
+  showNotice([deleted, ...unsent].join(" "));
   chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));
 }
 
@@ -130,6 +145,12 @@ function showTitle(chat) {
 const chats = new ChatList({
   onChanged: announce,
   onChatMaybeGone: catchUp,
+  // An answer still being written into it would only be refused at its end, holding the model till then;
+  // files still queued for it would be refused one by one.
+  onDeleted: (chatId) => {
+    conversation.forget(chatId);
+    documents.forget(chatId);
+  },
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
   onRenamed: showTitle,
@@ -137,6 +158,7 @@ const chats = new ChatList({
     const hash = `#chat=${encodeURIComponent(chat.id)}`;
     if (!window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
+    refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
     setPanel("chats", false);
     conversation.show(chat);

@@ -1,5 +1,5 @@
 """A cited slide is named as a slide in the web chat: its source chip, its citation chip and the passage dialog, in
-Chromium against the real app. The model is scripted (tests/rag/scripted.py) so the answer cites on demand;
+Chromium against the real app; on a phone a chip cuts a long file name short, never the page. The model is scripted (tests/rag/scripted.py) so the answer cites on demand;
 upload, reading the deck, retrieval, grounding and SSE are real."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from tests.api.server import RunningServer, serve
 from tests.api.support import upload
+from tests.frontend.conftest import PHONE
 from tests.frontend.support import ask, open_new_chat, wait_for_answer
 from tests.rag.scripted import ScriptedLLM
 from tests.support import documents
@@ -47,3 +48,32 @@ def test_a_cited_slide_is_named_slide_2_in_its_chips_and_passage(page: Page, ser
 
     page.reload()  # read back from the history, the same
     expect(page.locator(".message.assistant .source-chip").filter(has_text="Slide 2")).to_have_count(1)
+
+
+def test_on_a_phone_a_long_file_name_is_cut_short_in_its_chip_but_never_the_page(page: Page, server) -> None:
+    page.set_viewport_size(PHONE)
+    chat_id = open_new_chat(page, server.url)
+    name = "axolotl-survey-counts-from-the-regional-wetlands-census-final-revised-2026.txt"
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        notes = b"The survey counts list Axolotl | 1,204 in the northern wetlands this spring.\n"
+        assert upload(client, chat_id, (name, notes)).status_code == 200
+    page.reload()
+
+    ask(page, QUESTION)
+    chip = wait_for_answer(page).locator(".source-chip").first
+    expect(chip).to_have_text(f"1 · {name} · Page 1")
+    # The page's words end inside the chip (what overflows it is cut off), and the chip inside the screen.
+    label_end, chip_end, screen = chip.evaluate(
+        """(chip) => {
+            const walker = document.createTreeWalker(chip, NodeFilter.SHOW_TEXT);
+            let node;
+            while ((node = walker.nextNode()) && !node.data.endsWith("Page 1"));
+            const range = document.createRange();
+            range.setStart(node, node.data.length - "Page 1".length);
+            range.setEnd(node, node.data.length);
+            const padding = parseFloat(getComputedStyle(chip).paddingRight);
+            return [range.getBoundingClientRect().right, chip.getBoundingClientRect().right - padding,
+                    window.innerWidth];
+        }"""
+    )
+    assert label_end <= chip_end + 0.5 and chip_end <= screen

@@ -13,7 +13,8 @@ from backend.config import Settings
 from backend.ingest.loaders import load_document
 from backend.llm.factory import build_llm
 from tests.api.server import serve
-from tests.api.support import upload_paths
+from tests.api.support import upload as upload_files
+from tests.api.support import upload_paths, wait_for
 from tests.frontend.conftest import PHONE
 from tests.frontend.support import (
     PAID_QUESTION,
@@ -30,6 +31,7 @@ from tests.frontend.support import (
     wait_for_answer,
     wait_until_uploaded,
 )
+from tests.rag.scripted import ScriptedLLM
 
 
 def squashed(text: str) -> str:
@@ -155,6 +157,31 @@ def test_dropped_files_indexed_in_the_background_show_their_percent(page: Page, 
         expect(page.locator(".document")).to_have_count(0)
         expect(page.locator("#document-count")).to_have_text("0")
         assert httpx.get(f"{server.url}/chat/{chat_id}/documents").json()["documents"] == []
+
+
+@pytest.mark.parametrize("away", ["unreachable", "behind a proxy"])
+def test_a_file_indexing_while_the_server_is_away_waits_for_it(
+    page: Page, tmp_path, build_app_services, pdfs, away
+):
+    with serve(build_app_services(tmp_path / "data"), ApiSettings(background_ingest_chars=0)) as server:
+        chat_id = open_new_chat(page, server.url)
+        # Stand-in for a server restarting: the job's state cannot be asked for (the job itself goes on), and a
+        # proxy in front of it (deploy/nginx) answers 502 meanwhile.
+        def restarting(route):
+            if away == "unreachable":
+                route.abort()
+            else:
+                route.fulfill(status=502, body="<html>Bad Gateway</html>")
+
+        page.route(f"**/chat/{chat_id}/documents/*", restarting)
+        upload(page, pdfs / PAPER)
+        row = upload_row(page, PAPER)
+        expect(row).to_contain_text("Axiom cannot be reached: waiting for it to come back…")
+        expect(row).to_have_attribute("data-state", "indexing")
+
+        page.unroute(f"**/chat/{chat_id}/documents/*")
+        wait_until_uploaded(page, PAPER)
+        expect(row).to_contain_text(re.compile(r"Ready · \d+ chunks · 10 pages"))
 
 
 def test_a_file_indexing_in_the_background_can_be_stopped_and_deleting_its_chat_stops_it_too(
@@ -294,6 +321,30 @@ def test_chats_can_be_created_renamed_and_deleted(page: Page, web):
     page.reload()
     expect(page.locator(".chat-item").first).to_have_attribute("data-chat-id", first)
     assert httpx.get(f"{web.url}/chat/history/{chat_id}").status_code == 404
+
+
+def test_deleting_a_chat_whose_answer_is_being_written_stops_the_answer(
+    page: Page, tmp_path, build_app_services
+):
+    # The answer would take 50 s to write (its words never repeat: a loop would be cut short), and the server
+    # refuses it only at its end: the tab must stop it.
+    words = [f"limb{number}" for number in range(1000)]
+    slow = ScriptedLLM(" ".join([*words, "[Source 1]."]), seconds_per_word=0.05)
+    with serve(build_app_services(tmp_path / "data", llm=slow)) as server:
+        kept = open_new_chat(page, server.url)
+        doomed = new_chat(page)
+        notes = b"Axolotls can regrow their limbs, their hearts and even parts of their brains.\n"
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            assert upload_files(client, doomed, ("axolotl.txt", notes)).status_code == 200
+        ask(page, "What can axolotls regrow?")
+        expect(page.locator(".message.assistant.streaming .answer-text")).not_to_be_empty()
+
+        page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Delete")).click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
+        wait_for(lambda: slow.closed_streams == 1, "the deleted chat's answer to stop")
+        assert slow.words_streamed < 100  # stopped, not written to its end
+        expect(page.get_by_role("button", name="Send question")).to_be_visible()
 
 
 def test_a_title_being_edited_is_kept_when_the_chat_asked_in_takes_its_question_as_title(page: Page, web):

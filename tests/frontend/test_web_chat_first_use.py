@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import (
@@ -172,3 +172,100 @@ def test_a_question_pasted_past_the_limit_says_it_was_cut(page: Page, web):
     box.press("Enter")
     expect(page.locator(".message.user")).to_have_count(1)
     expect(count).to_be_hidden()  # the composer is empty again
+
+
+@pytest.mark.parametrize("touch", [False, True], ids=["mouse", "touch"])
+def test_another_chats_rename_and_delete_show_on_hover_or_on_a_touch_screen_always(browser: Browser, web, touch):
+    # Hidden until hovered, they could not be found on a touch screen, and a tap there still hit them unseen.
+    context = browser.new_context(viewport=PHONE, has_touch=touch)
+    try:
+        page = context.new_page()
+        open_new_chat(page, web.url)
+        page.get_by_role("button", name="Show chats").click()
+        other = page.locator(".chat-item:not(.current)").first
+        buttons = other.get_by_role("button", name=re.compile("^(Rename|Delete) "))
+        expect(buttons).to_have_count(2)
+        for index in range(2):
+            expect(buttons.nth(index)).to_have_css("opacity", "1" if touch else "0")
+        if not touch:
+            other.hover()
+            expect(buttons.first).to_have_css("opacity", "1")
+    finally:
+        context.close()
+
+
+BAD_GATEWAY = "<html><body><h1>502 Bad Gateway</h1></body></html>"  # nginx's page
+
+
+def test_an_answer_cut_off_refused_as_busy_or_unreachable_says_so_and_its_retry_asks_again(page: Page, web):
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a server that went away mid-answer: the stream breaks off after a token, without its end.
+    cut = 'event: token\ndata: {"type": "token", "content": "Hel"}\n\n'
+    page.route(f"**/chat/{chat_id}/stream",
+               lambda route: route.fulfill(status=200, content_type="text/event-stream", body=cut))
+    ask(page, "hi")
+    failed = wait_for_answer(page)
+    expect(failed.locator(".error-title")).to_have_text("The connection was lost.")
+    expect(failed.locator(".error-message")).to_have_text(
+        "The connection to Axiom was lost before the answer finished.")
+
+    # Stand-in for a server already answering AXIOM_MAX_QUESTIONS_IN_FLIGHT questions: its 503, as documented.
+    busy = {"error": "SERVER_BUSY", "message": "Too many questions at once.", "details": {"retry_after_seconds": 1}}
+    page.unroute(f"**/chat/{chat_id}/stream")
+    page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=503, json=busy))
+    failed.get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".error-title")).to_have_text("Axiom is busy.")
+
+    # Stand-in for a proxy in front of a server that is down (deploy/nginx): its 502 page, in HTML.
+    page.unroute(f"**/chat/{chat_id}/stream")
+    page.route(f"**/chat/{chat_id}/stream", lambda route: route.fulfill(status=502, body=BAD_GATEWAY))
+    last_answer(page).get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".error-title")).to_have_text("No connection.")
+    expect(last_answer(page).locator(".error-message")).to_have_text(
+        "Axiom could not be reached. Is the server still running?")
+
+    page.unroute(f"**/chat/{chat_id}/stream")
+    last_answer(page).get_by_role("button", name="Retry").click()
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(page.locator(".message.failed")).to_have_count(0)
+
+
+TABLET = {"width": 900, "height": 700}
+
+
+@pytest.mark.parametrize(
+    ("viewport", "toggle", "panel"),
+    [(PHONE, "Show chats", "#sidebar"), (PHONE, "^Documents", "#documents-panel"),
+     (TABLET, "^Documents", "#documents-panel")],
+    ids=["phone-chats", "phone-documents", "tablet-documents"],
+)
+def test_the_tab_key_stays_in_a_panel_slid_over_the_page(page: Page, web, viewport, toggle, panel):
+    # What the panel covers is behind the scrim: the focus moving there could not be seen.
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    button = page.get_by_role("button", name=re.compile(toggle))
+    button.click()
+    expect(page.locator(panel)).to_be_in_viewport()
+    controls = page.evaluate(f"document.querySelectorAll('{panel} button, {panel} input').length")
+    for _ in range(controls + 3):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("(document.activeElement.id || document.activeElement.tagName)")
+        assert page.evaluate(f"document.activeElement.closest('{panel}') !== null"
+                             " || document.activeElement === document.body"), focused
+    page.keyboard.press("Escape")
+    expect(page.locator(panel)).not_to_be_in_viewport()
+    expect(button).to_be_focused()
+
+
+def test_a_file_sent_while_a_proxy_says_axiom_is_down_says_it_could_not_be_reached(page: Page, web, tmp_path):
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a proxy in front of a server that is down (deploy/nginx): its 502 page, in HTML.
+    page.route(f"**/chat/{chat_id}/documents", lambda route: route.fulfill(status=502, body=BAD_GATEWAY)
+               if route.request.method == "POST" else route.continue_())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting moved to Thursday at ten.\n")
+    upload(page, notes)
+    row = upload_row(page, "notes.txt")
+    expect(row).to_have_attribute("data-state", "failed")
+    expect(row).to_contain_text("Axiom could not be reached. Is the server still running?")

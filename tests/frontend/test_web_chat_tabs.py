@@ -292,6 +292,7 @@ def test_a_question_refused_in_a_chat_that_is_still_there_is_not_taken_for_a_del
     with page.expect_response(lambda response: response.url.endswith(f"/chat/{chat_id}/documents")):
         ask(page, "Refused?")
     expect(last_answer(page).locator(".error-title")).to_have_text("This chat is no longer there.")
+    expect(last_answer(page).get_by_role("button", name="Retry")).to_have_count(0)  # never retried
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", chat_id)
 
     # Deleted for real later: the notice does not speak of the question refused before.
@@ -320,6 +321,18 @@ def test_an_answer_ended_because_its_chat_was_deleted_leaves_the_chat_at_once(pa
         route.fulfill(status=200, content_type="text/event-stream", body=stream)
 
     page.route(f"**/chat/{doomed}/stream", deleted_meanwhile)
+    # The failed answer shows until the tab leaves the chat: it never offers a Retry, which could not work.
+    page.evaluate(
+        """() => {
+            window.failures = [];
+            new MutationObserver(() => {
+                for (const node of document.querySelectorAll('#messages .message.failed')) {
+                    const retry = [...node.querySelectorAll('button')].some((b) => b.textContent === 'Retry');
+                    window.failures.push([node.querySelector('.error-title').textContent, retry]);
+                }
+            }).observe(document.getElementById('messages'), {subtree: true, childList: true});
+        }"""
+    )
     ask(page, "When is the meeting?")
     notice = page.locator("#notice")
     expect(notice).to_contain_text("was deleted in another tab or window")
@@ -327,6 +340,43 @@ def test_an_answer_ended_because_its_chat_was_deleted_leaves_the_chat_at_once(pa
     expect(page.get_by_label(QUESTION_BOX)).to_have_value("When is the meeting?")
     expect(chat_item(page, doomed)).to_have_count(0)
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
+    failures = page.evaluate("window.failures")
+    assert failures and all(failure == ["This chat is no longer there.", False] for failure in failures)
+
+
+def test_a_question_refused_in_a_chat_left_meanwhile_is_not_reported_by_a_later_deletion(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    doomed = new_chat(page)
+    # Stand-in for the timing: the answer's stream is held while the person opens another chat, and the chat
+    # is deleted (by the real server) before the stream ends, then with the error event CHAT_DELETED.
+    held = []
+    page.route(f"**/chat/{doomed}/stream", lambda route: held.append(route))  # (Playwright wants a function)
+    with page.expect_request(f"**/chat/{doomed}/stream"):
+        ask(page, "When is the meeting?")
+    chat_item(page, kept).locator(".chat-select").click()
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
+    while not held:  # the route's handler runs while Playwright waits
+        page.wait_for_timeout(20)
+    assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
+    refusal = {"type": "error", "error": "CHAT_DELETED", "details": {"chat_id": doomed}, "message": "Gone."}
+    stream = f"event: error\ndata: {json.dumps(refusal)}\n\n"
+    held[0].fulfill(status=200, content_type="text/event-stream", body=stream)
+    expect(chat_item(page, doomed)).to_have_count(0)  # the refusal's catch-up takes it off the list
+    expect(page.locator("#notice")).to_be_hidden()  # the chat open is not the one deleted
+
+    # The same id made again (POST /chats with its id), opened, then deleted elsewhere: the notice speaks only
+    # of this deletion, not of the question refused in the chat before.
+    with httpx.Client(base_url=web.url, timeout=120) as client:
+        assert client.post("/chats", json={"id": doomed, "title": "Made again"}).status_code == 201
+        shown_again(page)
+        chat_item(page, doomed).locator(".chat-select").click()
+        expect(page.locator(".welcome")).to_be_visible()
+        assert client.delete(f"/chats/{doomed}").status_code == 200
+    shown_again(page)
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("“Made again” was deleted in another tab or window")
+    expect(notice).not_to_contain_text("not sent")
+    expect(page.get_by_label(QUESTION_BOX)).to_have_value("")
 
 
 def test_a_chat_deleted_when_no_new_chat_can_be_made_is_still_announced(tabs, tmp_path, build_app_services):

@@ -13,12 +13,24 @@ export class ApiError extends Error {
 
 const UNREACHABLE = { error: "UNREACHABLE", message: "Axiom could not be reached. Is the server still running?" };
 
+// A proxy in front of Axiom (deploy/nginx) answers 502 or 504, in HTML, while Axiom is down or restarting.
+const PROXY_AWAY = [502, 504];
+
+// The ApiError of a response's status and body (null when it is not JSON).
+function failure(status, body) {
+  if (body?.error) return new ApiError(status, body);
+  if (PROXY_AWAY.includes(status)) return new ApiError(status, UNREACHABLE);
+  return new ApiError(status, { error: "HTTP_ERROR", message: `The server answered ${status}.` });
+}
+
 async function errorFrom(response) {
+  let body = null;
   try {
-    return new ApiError(response.status, await response.json());
+    body = await response.json();
   } catch {
-    return new ApiError(response.status, { error: "HTTP_ERROR", message: `The server answered ${response.status}.` });
+    // not JSON: a proxy's page, say
   }
+  return failure(response.status, body);
 }
 
 // `send(headers)` with the API key's headers; sent again with another key while the server refuses the key (401).
@@ -95,7 +107,7 @@ export const api = {
     form.append("files", file, file.name);
     const { status, body } = await withKey((auth) => sendForm(`/chat/${enc(chatId)}/documents`, form, onProgress, auth));
     if (status >= 200 && status < 300) return body;
-    throw new ApiError(status, body);
+    throw failure(status, body);
   },
 
   // Calls onEvent(type, data) for each event of the answer's stream. Aborting `signal` closes the connection,

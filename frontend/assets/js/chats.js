@@ -6,7 +6,7 @@ import { $, confirmAction, el, icon } from "./dom.js";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone }) {
+  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone, onDeleted }) {
     this.chats = [];
     this.currentId = null;
     this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
@@ -18,6 +18,7 @@ export class ChatList {
     this.onError = onError;
     this.onChanged = onChanged;
     this.onChatMaybeGone = onChatMaybeGone;
+    this.onDeleted = onDeleted;
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
   }
@@ -146,6 +147,7 @@ export class ChatList {
         return;
       }
     }
+    this.onDeleted(chat.id);
     this.chats = this.chats.filter((other) => other.id !== chat.id);
     try {
       if (this.chats.length === 0) this.chats = [await api.createChat()];

@@ -12,6 +12,8 @@ const ERROR_TITLES = {
   RETRIEVAL_FAILED: "Searching your documents failed.",
   VALIDATION_ERROR: "That question could not be sent.",
   UNREACHABLE: "No connection.",
+  CONNECTION_LOST: "The connection was lost.",
+  SERVER_BUSY: "Axiom is busy.",
   CHAT_DELETED: "This chat is no longer there.",
 };
 
@@ -113,11 +115,14 @@ class AnswerView {
       this.node.classList.add(mark[0]);
       this.footer.append(el("p", { class: `mark mark-${mark[0]}` }, mark[1]));
     }
+    // A long file name is cut short in its chip, never the page after it.
     const cited = sources.flatMap((source) => (source.passages || []).map((passage) => el("li", {},
       el("button", {
         type: "button", class: "source-chip", dataset: { source: passage.source_number },
+        title: `${source.filename} · ${pageLabel(passage)}`,
         onclick: () => openPassage(sources, passage.source_number),
-      }, `${passage.source_number} · ${source.filename} · ${pageLabel(passage)}`))));
+      }, `${passage.source_number} · `, el("span", { class: "source-name", dir: "auto" }, source.filename),
+      ` · ${pageLabel(passage)}`))));
     // Passages listed with a not-found answer are the closest found, not its sources.
     const label = done.answer_kind === "not_found" ? "Closest passages, not an answer" : "Sources";
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
@@ -133,6 +138,7 @@ class AnswerView {
       + "Ask again when it is ready."));
   }
 
+  // With a Retry when trying again can help: not for a deleted chat, whose notice says what became of it.
   fail(error, onRetry) {
     this.end();
     this.node.classList.add("failed");
@@ -141,7 +147,8 @@ class AnswerView {
     this.footer.append(
       el("p", { class: "error-title" }, title),
       el("p", { class: "error-message" }, error.message),
-      el("button", { type: "button", class: "button", onclick: onRetry }, "Retry"),
+      !refusedAsDeleted(error) && el("button", { type: "button", class: "button", onclick: onRetry },
+        "Retry"),
     );
   }
 

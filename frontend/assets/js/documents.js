@@ -4,6 +4,8 @@ import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
 import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
 
 const POLL_MS = 1000;
+// No answer from Axiom, or a proxy's (502, 504) or its own 503 while it is restarting or waits for its database.
+const AWAY = new Set([0, 502, 503, 504]);
 
 function readyText(result) {
   const pages = result.page_count ? ` · ${formatCount(result.page_count, "page")}` : "";
@@ -198,13 +200,22 @@ export class DocumentsPanel {
         row.show("cancelled", "Cancelled: nothing of it was kept.");
         return;
       }
+      job = await this.nextState(chatId, job, row);
+    }
+  }
+
+  // The job's state a moment later. A job's id answers even after a restart (it is gone only with its chat),
+  // and the job goes on once the server is back: while it cannot be reached the row waits, rather than saying
+  // the file failed.
+  async nextState(chatId, job, row) {
+    for (;;) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       try {
-        job = await api.documentState(chatId, job.id);
+        return await api.documentState(chatId, job.id);
       } catch (error) {
-        // A job's id answers even after a restart; it is gone only with its chat.
         if (error.status === 404) throw new Error("Indexing stopped: its chat was deleted.");
-        throw error;
+        if (!AWAY.has(error.status)) throw error;
+        row.show("indexing", "Axiom cannot be reached: waiting for it to come back…");
       }
     }
   }
