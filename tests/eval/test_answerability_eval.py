@@ -15,7 +15,7 @@ def test_the_labelled_set_is_balanced_across_splits_and_labels():
     questions = load_questions(LABELLED)
     assert len({q.id for q in questions}) == len(questions) >= 80
     counts = Counter((q.split, q.answerable) for q in questions)
-    assert set(counts) == {(split, label) for split in ("dev", "test", "test2") for label in (True, False)}
+    assert set(counts) == {(split, label) for split in ("dev", "test", "test2", "test3") for label in (True, False)}
     assert all(count >= 18 for count in counts.values())
     assert {q.corpus for q in questions} == {"pdfs", "scifact"}
 

@@ -146,5 +146,7 @@ def test_right_answers_from_real_papers_keep_their_mark(pdfs: Path) -> None:
     # rate …" (a107). The held-out split test2 (a146–a205) added five more of that shape (10 of its 40 checks):
     # four answers in Form 1040NR's interleaved columns, whose extracted sentences mix other columns' words
     # (a146, a152, a154, a158), and the IRS manual's cut-off time glued to the sentence before it (a180).
+    # The held-out split test3 (a206–a265; its scans have no text layer here) added two more (4 of its 24
+    # checks): totals that stand in the NICS table as a bare number at a row's end (a208, a210).
     # A new rejection of a right answer fails here.
-    assert checked >= 114 and rejected <= 14
+    assert checked >= 138 and rejected <= 18
