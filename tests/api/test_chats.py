@@ -15,8 +15,9 @@ from sqlalchemy import event
 
 from backend.ids import collection_name
 from tests.api.server import serve
-from tests.api.support import BACKGROUND_WAIT_SECONDS, assert_error, upload, upload_paths, wait_for
+from tests.api.support import assert_error, upload, upload_paths
 from tests.support.postgres import DATABASES
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS, wait_for
 
 NOTES = ("notes.txt", b"The Quorra river is 412 kilometres long and flows into the Vellichor sea.")
 OTHER_NOTES = ("other.txt", b"Ada Finchley built the granite bridge over the Quorra in 1931.")

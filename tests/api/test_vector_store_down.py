@@ -22,9 +22,10 @@ from backend.api.settings import ApiSettings
 from backend.config import Settings
 from backend.ids import collection_name
 from tests.api.server import RunningServer, serve
-from tests.api.support import assert_error, stream_events, upload, wait_for
+from tests.api.support import assert_error, stream_events, upload
 from tests.support.chroma_server import ChromaServer, start_chroma_server
 from tests.support.postgres import DATABASES
+from tests.support.waiting import wait_for
 
 CHAT = "notes"
 NOTES = (

@@ -14,7 +14,7 @@ from backend.ingest.loaders import load_document
 from backend.llm.factory import build_llm
 from tests.api.server import serve
 from tests.api.support import upload as upload_files
-from tests.api.support import upload_paths, wait_for
+from tests.api.support import upload_paths
 from tests.frontend.conftest import PHONE
 from tests.frontend.support import (
     PAID_QUESTION,
@@ -32,6 +32,7 @@ from tests.frontend.support import (
     wait_until_uploaded,
 )
 from tests.rag.scripted import ScriptedLLM
+from tests.support.waiting import wait_for
 
 
 def squashed(text: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from backend.ingest.service import IngestionService, load_here
-from tests.api.support import wait_for
+from tests.support.waiting import wait_for
 
 NOTES = b"Axolotls regrow their limbs. They live in the lakes of Mexico City and never leave the water."
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from backend.ingest.jobs import IngestJobs
-from tests.api.support import wait_for
 from tests.support.chroma_server import ChromaServer, start_chroma_server
+from tests.support.waiting import wait_for
 
 NOTES = b"Axolotls regrow their limbs. They live in the lakes of Mexico City and never leave the water."
 
