@@ -38,8 +38,9 @@ from backend.rag.answer_type import (
     key_terms,
     question_parts,
     text_terms,
+    with_closed_compounds,
 )
-from backend.rag.grounding import split_sentences
+from backend.rag.passage_sentences import passage_sentences
 
 # The question's cosine similarity with each of the given sentences (the bundled embedder's, in [-1, 1]).
 Similarity = Callable[[Sequence[str]], Sequence[float]]
@@ -152,11 +153,11 @@ def _typed_sentence_coverage(
 ) -> list[tuple[str, float]]:
     """Each sentence holding a candidate of the type asked for, with its key-term coverage (the sentence's own
     terms in full, the sentence before's and its document's title's at their lower weights)."""
-    located = [(p.parent.document_id, s) for p in passages for s in split_sentences(p.parent.text)]
+    located = [(p.parent.document_id, s) for p in passages for s in passage_sentences(p.parent.text)]
     defined = abbreviations(" ".join(p.parent.text for p in passages))
 
     def words(text: str) -> _Words:
-        folded = _with_long_forms(_fold(text), defined)
+        folded = _with_long_forms(with_closed_compounds(_fold(text)), defined)
         return _Words(text_terms(folded), folded)
 
     sentences = [words(sentence) for _, sentence in located]
