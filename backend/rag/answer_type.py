@@ -126,13 +126,26 @@ def key_terms(question: str) -> frozenset[str]:
     """The question's topic words, stemmed: its words minus function words and the words of its frame. A
     frame word capitalised inside a question in sentence case is part of a name ("the Document Reader"), so
     topic."""
-    words = _WORD.findall(_FRAME_PHRASES.sub(" ", question))
+    words = _WORD.findall(_SHORT_PREFIX.sub(r"\1", _FRAME_PHRASES.sub(" ", question)))
     sentence_case = sum(w[0].isupper() for w in words) * 2 < len(words)
     named = {index for index, w in enumerate(words) if index > 0 and sentence_case and w[0].isupper()}
     return frozenset(
         term for index, w in enumerate(words) for term in _KEY_TERMS.tokenize(w)
         if index in named or term not in _FRAME_STEMS
     )
+
+
+# A hyphenated word and its closed spelling are one word ("on-line" and "online", "e-mail" and "email"): a
+# hyphenated word of the text also stands as its closed form, and a short lower-case prefix of the question's
+# ("e-", "on-", "re-", "co-") is closed up, as the tokenizer would split it into a stopword or a letter. A longer
+# or capitalised part stays a term of its own ("BERT-Large", "T-cell", "COVID-19").
+_HYPHENATED = re.compile(r"\b[^\W_]+(?:-[^\W_]+)+\b")
+_SHORT_PREFIX = re.compile(r"\b([a-z]{1,2})-(?=[a-z])")
+
+
+def with_closed_compounds(text: str) -> str:
+    """The text followed by the closed spelling of each of its hyphenated words ("on-line" → "online")."""
+    return " ".join([text, *(word.replace("-", "") for word in _HYPHENATED.findall(text))])
 
 
 def text_terms(text: str) -> frozenset[str]:
