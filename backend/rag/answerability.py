@@ -162,14 +162,20 @@ def _typed_sentence_coverage(
 
     sentences = [words(sentence) for _, sentence in located]
     titles = {document: words(title) for document, title in document_titles(passages).items()}
-    weights = _term_weights(key_terms(question), sentences)
+    key = key_terms(question)
+    weights = _term_weights(key, sentences)
+    # A number the question gives ("in 2013", "the 140 mg dose") restricts what it asks: a sentence that
+    # answers carries it, or its context does ("almost 5000 data breaches have occurred since 2005" is no
+    # answer to "How many data breaches happened in 2013?").
+    numbers = [term for term in key if term.isdigit()]
     typed = []
     for index, (document, sentence) in enumerate(located):
         if holds_answer(sentence, kind, question):
             sources = [(sentences[index], 1.0), (sentences[max(index - 1, 0)], policy.context_weight)]
             if document in titles:
                 sources.append((titles[document], policy.title_weight))
-            typed.append((sentence, _coverage(weights, sources)))
+            if all(any(carries(number, *words) for words, _ in sources) for number in numbers):
+                typed.append((sentence, _coverage(weights, sources)))
     return typed
 
 
