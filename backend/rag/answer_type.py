@@ -234,6 +234,15 @@ _REFERENCE = re.compile(
 # A share or a sum of money is no count: "How many data breaches …" is not answered by "increased by 15%" or
 # "$9.4 million".
 _COUNT = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+# A number of a unit of time asked for in that unit, an age as an age: "How many minutes after takeoff …" is
+# not answered by "157 fatalities", nor "How old were the patients?" by "Fifty-one individuals".
+_TIME_UNITS = {
+    "second": r"seconds?|secs?|s", "minute": r"minutes?|mins?", "hour": r"hours?|hrs?|h", "day": r"days?|d",
+    "week": r"weeks?|wks?", "month": r"months?|mos?", "year": r"years?|yrs?|y", "decade": r"decades?",
+}
+_UNIT_ASKED = re.compile(r"\bhow\s+many\s+(" + "|".join(_TIME_UNITS) + r")s?\b", re.IGNORECASE)
+_AGE_ASKED = re.compile(r"\bhow\s+old\b", re.IGNORECASE)
+_AGE_WORDS = r"(?:age[ds]?|year-olds?|years?\s+old|years?\s+of\s+age)"
 
 
 def _candidates(sentence: str, kind: AnswerType, question: str) -> list[str]:
@@ -245,10 +254,24 @@ def _candidates(sentence: str, kind: AnswerType, question: str) -> list[str]:
         if _COUNT.search(question):
             numbers = (m for m in numbers
                        if not m.group().endswith("%") and not text[:m.start()].endswith("$"))
-        return [m.group() for m in numbers]
+        return [m.group() for m in numbers if _in_unit_asked(text, m, question)]
     if kind == "time":
         return _TIME.findall(_REFERENCE.sub(" ", sentence))
     # A person or a place: a name, anywhere but as the sentence's first word (capitalised by grammar alone).
     first = re.match(r"\W*\w+", sentence)
     start = first.end() if first else 0
     return [m.group() for m in _NAME.finditer(sentence, start) if m.group().rstrip("'’-") not in _NOT_NAMES]
+
+
+def _in_unit_asked(text: str, number: re.Match[str], question: str) -> bool:
+    """Whether a number is in the unit the question asks for: a time unit named after "how many" follows it
+    ("7 days", "seven years"), an age has an age's words next to it ("aged 45", "mean age, 52.3", "70 years
+    old"). Any number answers a question that names no unit."""
+    before, after = text[max(0, number.start() - 20):number.start()], text[number.end():number.end() + 20]
+    if unit := _UNIT_ASKED.search(question):
+        unit_words = _TIME_UNITS[unit.group(1).casefold()]
+        return bool(re.match(r"[\s-]*(?:" + unit_words + r")\b", after, re.IGNORECASE))
+    if _AGE_ASKED.search(question):
+        return bool(re.search(_AGE_WORDS + r"\W*$", before, re.IGNORECASE)
+                    or re.match(r"[\s-]*(?:" + _AGE_WORDS + r"|years?\b)", after, re.IGNORECASE))
+    return True

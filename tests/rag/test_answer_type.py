@@ -161,6 +161,21 @@ def test_a_count_is_not_a_share_or_a_sum_of_money():
     assert holds_answer("Almost 5000 data breaches occurred.", "quantity", "How many data breaches happened?")
 
 
+@pytest.mark.parametrize(("sentence", "question", "holds"), [
+    ("The airplane crashed six minutes after takeoff.", "How many minutes after takeoff did it crash?", True),
+    ("The accident after takeoff resulted in 157 fatalities.", "How many minutes after takeoff did it crash?",
+     False),
+    ("The most recent seven years of data are on-line.", "How many years of data are on-line?", True),
+    ("Each of the 100 sequences holds 32 tracks.", "How many years of data are on-line?", False),
+    ("The sample included 4620 participants (mean age, 52.3 years).", "How old were the participants?", True),
+    ("Patients aged 45 or older were enrolled.", "How old were the patients?", True),
+    ("Fifty-one individuals were randomized (n=15).", "How old were the patients?", False),
+    ("Fifty-one individuals were randomized (n=15).", "How many patients were randomized?", True),  # no unit
+])
+def test_a_number_of_the_unit_asked_for_answers(sentence, question, holds):
+    assert holds_answer(sentence, "quantity", question) is holds
+
+
 def test_a_candidate_the_question_already_contains_is_no_answer():
     assert not holds_answer("The story of Margaret is long.", "person", "Who was Margaret's brother?")
     assert holds_answer("Margaret's brother was Edgar.", "person", "Who was Margaret's brother?")

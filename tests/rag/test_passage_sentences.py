@@ -35,7 +35,7 @@ def test_hard_wrapped_prose_is_not_broken_at_its_lines():
     prose = ("Fifty-one individuals were randomized to\n140 mg of the drug or placebo, and\n"
              "43 completed the treatment phase. The plasma concentration fell.")
     assert passage_sentences(prose) == [
-        "Fifty-one individuals were randomized to\n140 mg of the drug or placebo, and\n"
-        "43 completed the treatment phase.",
+        ("Fifty-one individuals were randomized to\n140 mg of the drug or placebo, and\n"
+         "43 completed the treatment phase."),
         "The plasma concentration fell.",
     ]
