@@ -154,6 +154,7 @@ def _typed_sentence_coverage(
     """Each sentence holding a candidate of the type asked for, with its key-term coverage (the sentence's own
     terms in full, the sentence before's and its document's title's at their lower weights)."""
     located = [(p.parent.document_id, s) for p in passages for s in passage_sentences(p.parent.text)]
+    headings = _headings([passage_sentences(p.parent.text) for p in passages])
     defined = abbreviations(" ".join(p.parent.text for p in passages))
 
     def words(text: str) -> _Words:
@@ -174,9 +175,31 @@ def _typed_sentence_coverage(
             sources = [(sentences[index], 1.0), (sentences[max(index - 1, 0)], policy.context_weight)]
             if document in titles:
                 sources.append((titles[document], policy.title_weight))
+            if headings[index] is not None:
+                sources.append((sentences[headings[index]], policy.title_weight))
             if all(any(carries(number, *words) for words, _ in sources) for number in numbers):
                 typed.append((sentence, _coverage(weights, sources)))
     return typed
+
+
+def _headings(passages_sentences: Sequence[Sequence[str]]) -> list[int | None]:
+    """For each sentence (numbered across the passages), the last heading before it in its passage: a section's
+    heading names what its sentences are about ("Restoring RRR Tax Modules to Master File" above "Weekly cut-off
+    time for BMFOLB requests is 5:00 pm Wednesday ET."), and counts like a title."""
+    found: list[int | None] = []
+    for sentences in passages_sentences:
+        heading = None
+        for sentence in sentences:
+            found.append(heading)
+            if _HEADING.fullmatch(sentence) and not re.search(r"\d", _NUMBERING.sub("", sentence)):
+                heading = len(found) - 1
+    return found
+
+
+# A heading: a few words, most capitalised, no sentence punctuation at its end, no number but its numbering.
+_NUMBERING = re.compile(r"^[\W\d]*(?:\([\d/.-]+\))?[\W\d]*")
+_HEADING = re.compile(r"[\W\d]*(?:\([\d/.-]+\))?\W*(?:[A-Z][\w'’&/-]*\s+(?:(?:of|to|and|the|for|in|on|a|an)\s+)?)"
+                      r"{1,10}[A-Z][\w'’&/)-]*")
 
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:

@@ -219,3 +219,14 @@ def test_a_contact_question_asks_for_that_kind_of_string():
     assert not judge(question, manual, POLICY, lambda s: [1.0] * len(s)).answerable
     listed = [passage(0, "Contact BMF Database Administrators at (215) 516-2000.", "irm.pdf")]
     assert judge(question, listed, POLICY, never_close).answerable
+
+
+def test_a_sections_heading_counts_like_a_title():
+    # After the IRS manual IRM 2.3.59: the heading names what the section's sentences are about.
+    manual = [passage(2, "2.3.59.5\nRestoring Retention Tax Modules to Master File\n"
+                         "(1) Modules are sent to the master file every week.\n"
+                         "a. The cut-off time for restore requests is 5:00 pm Wednesday.", "irm.pdf")]
+    question = "What is the cut-off time for requests to restore retention modules?"
+    verdict = judge(question, manual, POLICY, never_close)
+    assert verdict.answerable and verdict.sentence.startswith("a. The cut-off")
+    assert not judge(question, manual, AnswerabilityPolicy(title_weight=0.0), never_close).answerable
