@@ -183,9 +183,9 @@ def _typed_sentence_coverage(
 
 
 def _headings(passages_sentences: Sequence[Sequence[str]]) -> list[int | None]:
-    """For each sentence (numbered across the passages), the last heading before it in its passage: a section's
-    heading names what its sentences are about ("Restoring RRR Tax Modules to Master File" above "Weekly cut-off
-    time for BMFOLB requests is 5:00 pm Wednesday ET."), and counts like a title."""
+    """For each sentence (numbered across the passages), the last heading before it in its passage: a
+    section's heading names what its sentences are about ("Restoring RRR Tax Modules to Master File" above
+    "Weekly cut-off time for BMFOLB requests is 5:00 pm Wednesday ET."), and counts like a title."""
     found: list[int | None] = []
     for sentences in passages_sentences:
         heading = None
@@ -198,8 +198,8 @@ def _headings(passages_sentences: Sequence[Sequence[str]]) -> list[int | None]:
 
 # A heading: a few words, most capitalised, no sentence punctuation at its end, no number but its numbering.
 _NUMBERING = re.compile(r"^[\W\d]*(?:\([\d/.-]+\))?[\W\d]*")
-_HEADING = re.compile(r"[\W\d]*(?:\([\d/.-]+\))?\W*(?:[A-Z][\w'’&/-]*\s+(?:(?:of|to|and|the|for|in|on|a|an)\s+)?)"
-                      r"{1,10}[A-Z][\w'’&/)-]*")
+_HEADING = re.compile(r"[\W\d]*(?:\([\d/.-]+\))?\W*"
+                      r"(?:[A-Z][\w'’&/-]*\s+(?:(?:of|to|and|the|for|in|on|a|an)\s+)?){1,10}[A-Z][\w'’&/)-]*")
 
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:
