@@ -171,8 +171,8 @@ def key_terms(question: str) -> frozenset[str]:
 
 # A hyphenated word and its closed spelling are one word ("on-line" and "online", "e-mail" and "email"): a
 # hyphenated word of the text also stands as its closed form, and a short lower-case prefix of the question's
-# ("e-", "on-", "re-", "co-") is closed up, as the tokenizer would split it into a stopword or a letter. A longer
-# or capitalised part stays a term of its own ("BERT-Large", "T-cell", "COVID-19").
+# ("e-", "on-", "re-", "co-") is closed up, as the tokenizer would split it into a stopword or a letter. A
+# longer or capitalised part stays a term of its own ("BERT-Large", "T-cell", "COVID-19").
 _HYPHENATED = re.compile(r"\b[^\W_]+(?:-[^\W_]+)+\b")
 _SHORT_PREFIX = re.compile(r"\b([a-z]{1,2})-(?=[a-z])")
 

@@ -1,12 +1,13 @@
 """The sentences of a document's passage as the answerability decision reads them.
 
 Prose ends its sentences with a full stop; text that is not prose ends them with a line break. A table row, a
-list item after a dash or "(1)" / "a.", a line of a form's layout end at the end of their line, so read as prose
-a block of rows or items is one long "sentence" that holds every row's words and numbers and is close in meaning
-to nothing (issue 11, test2: the WARN report's rows, the Redpaper's dashed list, the IRS manual's numbered
-paragraphs). PDF text is also hard-wrapped mid-sentence, so a line break alone ends nothing; it ends a sentence
-only where the next line opens a list item, or opens with a number (a row's date, a line's position) after a line
-that does not read as wrapped prose (its last word is not lower case and it does not end in a comma or hyphen).
+list item after a dash or "(1)" / "a.", a line of a form's layout end at the end of their line, so read as
+prose a block of rows or items is one long "sentence" that holds every row's words and numbers and is close in
+meaning to nothing (issue 11, test2: the WARN report's rows, the Redpaper's dashed list, the IRS manual's
+numbered paragraphs). PDF text is also hard-wrapped mid-sentence, so a line break alone ends nothing; it ends
+a sentence only where the next line opens a list item, or opens with a number (a row's date, a line's
+position) after a line that does not read as wrapped prose (its last word is not lower case and it does not
+end in a comma or hyphen).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ _WRAPPED = re.compile(r"(?:\b[a-z][\w'’]*|[,;-])\s*$")
 
 
 def passage_sentences(text: str) -> list[str]:
-    """The sentences of a passage: its prose's, and each row, item or layout line of its line-structured text."""
+    """The sentences of a passage: its prose's, and each row, item or layout line of its line-structured
+    text."""
     blocks: list[list[str]] = []
     for line in text.split("\n"):
         if blocks and not _ends_at_line(blocks[-1][-1], line):

@@ -1,4 +1,5 @@
-"""The sentences the answerability decision reads: prose at its full stops, line-structured text at its lines."""
+"""The sentences the answerability decision reads: prose at its full stops, line-structured text at its
+lines."""
 
 from backend.rag.passage_sentences import passage_sentences
 
@@ -25,7 +26,8 @@ def test_list_items_after_a_dash_or_a_number_in_brackets_or_a_letter_are_sentenc
     assert passage_sentences(rules) == [
         "The rules to enforce include the following ones:",
         "– Human Resources can see the unmasked TAX_ID of the employees.",
-        "– Managers see a masked version of TAX_ID with the first five characters replaced with\nthe X character.",
+        ("– Managers see a masked version of TAX_ID with the first five characters replaced with\n"
+         "the X character."),
         "(2) Requests are sent weekly.",
         "a. Weekly cut-off time for requests is 5:00 pm Wednesday ET.",
     ]
