@@ -1,7 +1,8 @@
 """What kind of answer a question asks for, its key terms, and whether a sentence holds an answer of that kind.
 
 "Who" asks for a name, "when" for a date or time, "where" for a place name, "how many / how much / how long /
-what percentage / what dose…" for a number. Any other shape (what, which + noun, why, how, yes/no, and every
+what percentage / what dose…" for a number ("how many minutes" for one in minutes, "how old" for an age), "what is
+the phone number / email / website / address" for that kind of string. Any other shape (what, which + noun, why, how, yes/no, and every
 non-English question) gets ``"unknown"``: then only the key terms decide, never a guessed type.
 
 Names, numbers and dates are found with regular expressions and capitalisation: no tagger is installed, and the
