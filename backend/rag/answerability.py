@@ -38,8 +38,9 @@ from backend.rag.answer_type import (
     key_terms,
     question_parts,
     text_terms,
+    with_closed_compounds,
 )
-from backend.rag.grounding import split_sentences
+from backend.rag.passage_sentences import passage_sentences
 
 # The question's cosine similarity with each of the given sentences (the bundled embedder's, in [-1, 1]).
 Similarity = Callable[[Sequence[str]], Sequence[float]]
@@ -152,24 +153,53 @@ def _typed_sentence_coverage(
 ) -> list[tuple[str, float]]:
     """Each sentence holding a candidate of the type asked for, with its key-term coverage (the sentence's own
     terms in full, the sentence before's and its document's title's at their lower weights)."""
-    located = [(p.parent.document_id, s) for p in passages for s in split_sentences(p.parent.text)]
+    located = [(p.parent.document_id, s) for p in passages for s in passage_sentences(p.parent.text)]
+    headings = _headings([passage_sentences(p.parent.text) for p in passages])
     defined = abbreviations(" ".join(p.parent.text for p in passages))
 
     def words(text: str) -> _Words:
-        folded = _with_long_forms(_fold(text), defined)
+        folded = _with_long_forms(with_closed_compounds(_fold(text)), defined)
         return _Words(text_terms(folded), folded)
 
     sentences = [words(sentence) for _, sentence in located]
     titles = {document: words(title) for document, title in document_titles(passages).items()}
-    weights = _term_weights(key_terms(question), sentences)
+    key = key_terms(question)
+    weights = _term_weights(key, sentences)
+    # A number the question gives ("in 2013", "the 140 mg dose") restricts what it asks: a sentence that
+    # answers carries it, or its context does ("almost 5000 data breaches have occurred since 2005" is no
+    # answer to "How many data breaches happened in 2013?").
+    numbers = [term for term in key if term.isdigit()]
     typed = []
     for index, (document, sentence) in enumerate(located):
         if holds_answer(sentence, kind, question):
             sources = [(sentences[index], 1.0), (sentences[max(index - 1, 0)], policy.context_weight)]
             if document in titles:
                 sources.append((titles[document], policy.title_weight))
-            typed.append((sentence, _coverage(weights, sources)))
+            if headings[index] is not None:
+                sources.append((sentences[headings[index]], policy.title_weight))
+            if all(any(carries(number, *words) for words, _ in sources) for number in numbers):
+                typed.append((sentence, _coverage(weights, sources)))
     return typed
+
+
+def _headings(passages_sentences: Sequence[Sequence[str]]) -> list[int | None]:
+    """For each sentence (numbered across the passages), the last heading before it in its passage: a
+    section's heading names what its sentences are about ("Restoring RRR Tax Modules to Master File" above
+    "Weekly cut-off time for BMFOLB requests is 5:00 pm Wednesday ET."), and counts like a title."""
+    found: list[int | None] = []
+    for sentences in passages_sentences:
+        heading = None
+        for sentence in sentences:
+            found.append(heading)
+            if _HEADING.fullmatch(sentence) and not re.search(r"\d", _NUMBERING.sub("", sentence)):
+                heading = len(found) - 1
+    return found
+
+
+# A heading: a few words, most capitalised, no sentence punctuation at its end, no number but its numbering.
+_NUMBERING = re.compile(r"^[\W\d]*(?:\([\d/.-]+\))?[\W\d]*")
+_HEADING = re.compile(r"[\W\d]*(?:\([\d/.-]+\))?\W*"
+                      r"(?:[A-Z][\w'’&/-]*\s+(?:(?:of|to|and|the|for|in|on|a|an)\s+)?){1,10}[A-Z][\w'’&/)-]*")
 
 
 def document_titles(passages: Sequence[Passage]) -> dict[str, str]:

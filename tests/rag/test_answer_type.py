@@ -10,6 +10,7 @@ from backend.rag.answer_type import (
     key_terms,
     question_parts,
     text_terms,
+    with_closed_compounds,
 )
 
 
@@ -32,6 +33,16 @@ from backend.rag.answer_type import (
     ("When is the deadline for comments?", "time"),
     ("What is the overall recall of the system?", "quantity"),  # a measure is a number
     ("What precision does the NE tagger reach?", "quantity"),
+    # Contact strings are typed like dates.
+    ("What's the phone number for the BMF Database Administrators?", "phone"),
+    ("What is the fax number of the office?", "phone"),
+    ("What email address should comments go to?", "email"),
+    ("What is the e-mail of the editor?", "email"),
+    ("What is the website of the IRS?", "web"),
+    ("What is the mailing address of Linn Electronics?", "address"),
+    # A question after a sentence of context is read alone.
+    ("I'm a teacher. How much of what I spend on supplies can I deduct?", "quantity"),
+    ("I had no wages. When is my return due?", "time"),
     # Shapes that promise no type: only the key terms decide.
     ("What does the Document Retriever use?", "unknown"),
     ("Which corpora were used to pre-train BERT?", "unknown"),
@@ -63,6 +74,17 @@ def test_key_terms_drop_the_question_frame_and_function_words():
         "gpus", "train", "document", "reader"}
     assert key_terms("How many GPUs were used to train the document reader?") == {"gpus", "train", "reader"}
     assert key_terms("What Is The Main Idea Of The Paper?") == frozenset()
+
+
+def test_a_hyphenated_word_and_its_closed_spelling_are_one_word():
+    # A short lower-case prefix of the question's is closed up; a longer or capitalised part stays a term.
+    assert key_terms("How many years of data can be viewed on-line?") == {"data", "view", "onlin"}
+    assert key_terms("Which agencies co-operate?") == key_terms("Which agencies cooperate?")
+    assert key_terms("How many COVID-19 cases were there?") == {"covid", "19", "case"}
+    assert key_terms("Which T-cell receptors bind?") == {"cell", "receptor", "bind"}
+    # The text's hyphenated words also stand closed up.
+    assert with_closed_compounds("data are in on-line status") == "data are in on-line status online"
+    assert carries("onlin", text_terms(with_closed_compounds("in on-line status")), "in on-line status")
 
 
 def test_a_frame_word_is_frame_in_any_of_its_inflections():
@@ -105,11 +127,53 @@ def test_abbreviations_map_to_their_long_form_with_one_level_of_nesting():
     ("Anything at all.", "unknown", True),
     # A section number opening the sentence is the layout's, not a quantity (Shinyama et al., NAACL 2006).
     ("4.1 Evaluation Method\nWe evaluated the obtained tables as follows.", "quantity", False),
-    ("3 Implementation The overall process is shown in Figure 4.", "quantity", True),  # "4" still counts
+    ("3 Implementation The overall process has 4 stages.", "quantity", True),  # "4" still counts
+    ("3 Implementation The overall process is shown in Figure 4.", "quantity", False),  # a figure's number
     ("25 620 participants were randomly assigned.", "quantity", True),
+    # A numbered paragraph or a heading's section number alone is the layout's.
+    ("(2) BMFOL definer code B is used to restore tax modules.", "quantity", False),
+    ("2.3.59.5", "quantity", False),
+    # A number naming a form, a publication, an exhibit or a line, or a heading's revision date, answers
+    # nothing.
+    ("See Pub. 519 and Form 8854, line 47.", "quantity", False),
+    ("Exhibit 2.3.59-56 (01-19-2021) Command Code BMFOL Display (Page 2)", "time", False),
+    ("Command Codes BMFOL and BMFOR 2.3.59", "time", False),  # a section number is no date
+    ("The form was revised on 01-19-2021.", "time", True),
+    ("The meeting is on 12.03.2020.", "time", True),
+    # Contact strings.
+    ("Call 1-800-829-1040 or (215) 516-2000 for help.", "phone", True),
+    ("Contact BMF Database Administrators.", "phone", False),
+    ("Preparer Phone Number field, 10 positions.", "phone", False),
+    ("Send comments to 9-ANM-ADComments@faa.gov by mail.", "email", True),
+    ("Send comments by mail.", "email", False),
+    ("Download the forms at www.irs.gov or at irs.gov/forms.", "web", True),
+    ("Linn Electronics, Inc. 18720 Oxnard Street, Tarzana, CA 91356", "address", True),
+    ("Linn Electronics makes the LinnSequencer.", "address", False),
 ])
 def test_a_sentence_holds_an_answer_of_the_type_asked(sentence, kind, holds):
     assert holds_answer(sentence, kind, "question?") is holds
+
+
+def test_a_count_is_not_a_share_or_a_sum_of_money():
+    sentence = "The average cost of a data breach increased by 15% and resulted in a loss of $9.4 million."
+    assert not holds_answer(sentence, "quantity", "How many data breaches happened?")
+    assert holds_answer(sentence, "quantity", "How much did the cost of a data breach increase?")
+    assert holds_answer("Almost 5000 data breaches occurred.", "quantity", "How many data breaches happened?")
+
+
+@pytest.mark.parametrize(("sentence", "question", "holds"), [
+    ("The airplane crashed six minutes after takeoff.", "How many minutes after takeoff did it crash?", True),
+    ("The accident after takeoff resulted in 157 fatalities.", "How many minutes after takeoff did it crash?",
+     False),
+    ("The most recent seven years of data are on-line.", "How many years of data are on-line?", True),
+    ("Each of the 100 sequences holds 32 tracks.", "How many years of data are on-line?", False),
+    ("The sample included 4620 participants (mean age, 52.3 years).", "How old were the participants?", True),
+    ("Patients aged 45 or older were enrolled.", "How old were the patients?", True),
+    ("Fifty-one individuals were randomized (n=15).", "How old were the patients?", False),
+    ("Fifty-one individuals were randomized (n=15).", "How many patients were randomized?", True),  # no unit
+])
+def test_a_number_of_the_unit_asked_for_answers(sentence, question, holds):
+    assert holds_answer(sentence, "quantity", question) is holds
 
 
 def test_a_candidate_the_question_already_contains_is_no_answer():

@@ -182,3 +182,51 @@ def test_the_title_is_found_in_the_chunkers_first_parent_only():
                 for parent in parents]
     assert document_titles(passages) == {"hf": "Heart failure admissions in adults"}
     assert document_titles(passages[1:]) == {}
+
+
+# After California's WARN report: one notice per row, no full stops.
+LAYOFFS = [passage(0, "Notice Date Effective Company City No. Of Employees Layoff/Closure\n"
+                      "09/15/2015 07/06/2015 KLA-Tencor Corporation Milpitas 213\nLayoff Permanent\n"
+                      "09/04/2015 07/06/2015 Bridgepoint Education, Inc. San Diego 15 Layoff Permanent\n"
+                      "06/29/2015 07/07/2015 BAE Systems San Francisco 78 Layoff Temporary", "warn.pdf")]
+
+
+def test_a_table_row_is_read_as_a_sentence_of_its_own():
+    verdict = judge("How many layoffs does KLA-Tencor Corporation have in Milpitas?", LAYOFFS, POLICY,
+                    never_close)
+    assert verdict.answerable and verdict.sentence.startswith("09/15/2015")
+    assert "Bridgepoint" not in verdict.sentence
+    # A company no row names: the rows of others do not add up to its answer.
+    assert not judge("How many layoffs does Tesla have in Fremont?", LAYOFFS, POLICY, never_close).answerable
+
+
+def test_a_number_the_question_gives_restricts_what_it_asks():
+    breaches = [passage(1, "The Identity Theft Resource Center reports that almost 5000 data breaches have "
+                           "occurred since 2005. The average cost of a breach increased in 2013 by 15%.")]
+    assert not judge("How many data breaches happened in 2013?", breaches, POLICY, never_close).answerable
+    assert judge("How many data breaches have occurred since 2005?", breaches, POLICY, never_close).answerable
+
+
+def test_a_hyphenated_spelling_carries_the_closed_one():
+    retention = [passage(1, "The most recent seven years of retention data are in on-line status.")]
+    verdict = judge("How many years of retention data are online?", retention, POLICY, never_close)
+    assert verdict.answerable and verdict.coverage == 1.0
+
+
+def test_a_contact_question_asks_for_that_kind_of_string():
+    manual = [passage(0, "Contact BMF Database Administrators. Requests are processed weekly.", "irm.pdf")]
+    question = "What's the phone number for the BMF Database Administrators?"
+    assert not judge(question, manual, POLICY, lambda s: [1.0] * len(s)).answerable
+    listed = [passage(0, "Contact BMF Database Administrators at (215) 516-2000.", "irm.pdf")]
+    assert judge(question, listed, POLICY, never_close).answerable
+
+
+def test_a_sections_heading_counts_like_a_title():
+    # After the IRS manual IRM 2.3.59: the heading names what the section's sentences are about.
+    manual = [passage(2, "2.3.59.5\nRestoring Retention Tax Modules to Master File\n"
+                         "(1) Modules are sent to the master file every week.\n"
+                         "a. The cut-off time for restore requests is 5:00 pm Wednesday.", "irm.pdf")]
+    question = "What is the cut-off time for requests to restore retention modules?"
+    verdict = judge(question, manual, POLICY, never_close)
+    assert verdict.answerable and verdict.sentence.startswith("a. The cut-off")
+    assert not judge(question, manual, AnswerabilityPolicy(title_weight=0.0), never_close).answerable

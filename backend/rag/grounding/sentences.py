@@ -53,7 +53,7 @@ _SENTENCE_END = re.compile(
 # Pasted-together paragraphs ("…in the 19th century.First for Women is…"): a sentence end without its space.
 _MISSING_SPACE = re.compile(r"(?<=[a-z0-9)\"”]{2}[.!?])(?=[A-Z][a-z])")
 _ABBREVIATIONS = frozenset(
-    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "fig", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "pub", "fig", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
 )
 _INITIALISM = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
 
