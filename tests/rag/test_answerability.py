@@ -226,7 +226,7 @@ def test_a_sections_heading_counts_like_a_title():
     manual = [passage(2, "2.3.59.5\nRestoring Retention Tax Modules to Master File\n"
                          "(1) Modules are sent to the master file every week.\n"
                          "a. The cut-off time for restore requests is 5:00 pm Wednesday.", "irm.pdf")]
-    question = "What is the cut-off time for requests to restore retention modules?"
+    question = "What is the cut-off time for requests to restore retention tax modules?"
     verdict = judge(question, manual, POLICY, never_close)
     assert verdict.answerable and verdict.sentence.startswith("a. The cut-off")
     assert not judge(question, manual, AnswerabilityPolicy(title_weight=0.0), never_close).answerable
