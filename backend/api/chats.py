@@ -255,10 +255,17 @@ class Chats:
         # Notes the deletion with the conversation's removal, first: from then on an answer still being written
         # or a file still being stored in the chat is refused, not left behind after the rest is gone.
         messages_deleted = self._memory.clear_chat(chat_id)
-        documents_deleted = self._ingestion.delete_chat(chat_id)
-        self._jobs.forget_chat(chat_id)
-        # The record goes last: if anything above fails, the chat is still listed and its deletion can be retried.
-        self._store.remove(chat_id)
+        try:
+            documents_deleted = self._ingestion.delete_chat(chat_id)
+            self._jobs.forget_chat(chat_id)
+            # The record goes last: if anything above fails, the chat is still listed and its deletion can be
+            # retried.
+            self._store.remove(chat_id)
+        except BaseException:
+            # Still listed, so still usable until deleted again: a note left behind would refuse every upload
+            # and answer in it as "deleted".
+            self._store.forget_deletion(chat_id)
+            raise
         return DeletedChat(chat_id, documents_deleted, messages_deleted)
 
 

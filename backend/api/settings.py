@@ -45,7 +45,7 @@ class ApiSettings(BaseSettings):
         3, gt=0, description="Times a background job is started before one interrupted again fails for good"
     )
     ingest_retry_seconds: float = Field(
-        5.0, gt=0,
+        5.0, gt=0, le=60,
         description="How long a background job whose vector store (Chroma server) was unreachable waits before it "
         "is tried again; each later wait is as long as the outage so far (at most a minute)",
     )

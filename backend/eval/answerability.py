@@ -30,7 +30,7 @@ _SCIFACT_FOLDER = "beir-scifact"
 @dataclass(frozen=True)
 class LabelledQuestion:
     id: str
-    split: str  # "dev" to choose parameters on, "test" and "test2" to report
+    split: str  # "dev" and "test2" to choose parameters on, "test" and "test3" to report
     corpus: str  # "pdfs" | "scifact": also the chat it is asked in
     document: str  # a PDF file name, or a SciFact corpus id
     question: str

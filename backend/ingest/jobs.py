@@ -108,6 +108,7 @@ class _Running:
     progress: float = 0.0
     cancel: threading.Event = field(default_factory=threading.Event)
     ended: threading.Event = field(default_factory=threading.Event)
+    store_answered: bool = False  # this try reached the vector store: an outage after it is a new one
 
 
 class IngestJobs:
@@ -247,7 +248,7 @@ class IngestJobs:
         except Cancelled:
             self._finish(record, "cancelled", progress=running.progress)
         except VectorStoreUnreachable as error:
-            self._retry_later(record, error, running.progress)
+            self._retry_later(record, error, running)
         except AxiomError as error:
             self._finish(record, "failed", error=error.to_body(), progress=running.progress)
         except Exception:  # a worker must record every failure, or the job would look queued forever
@@ -267,6 +268,7 @@ class IngestJobs:
             # Its worker died, or its last try met the vector store unreachable: keep the document if it was
             # stored whole, else roll back what was half-stored.
             kept = self._ingestion.settle(record.chat_id, record.job_id)
+            running.store_answered = True
             if kept is not None:
                 return kept
         if claimed.taken_over:
@@ -280,11 +282,12 @@ class IngestJobs:
             document_id=record.job_id, cancelled=running.cancel,
         )
 
-    def _retry_later(self, record: JobRecord, error: VectorStoreUnreachable, progress: float) -> None:
+    def _retry_later(self, record: JobRecord, error: VectorStoreUnreachable, running: _Running) -> None:
         """Queues the job to be tried again once the vector store may be back, or fails it if it has been
-        unreachable for too long."""
+        unreachable for too long (counted from the last try that did not reach it)."""
         now = time.time()
-        since = record.retrying_since or now
+        progress = running.progress
+        since = now if running.store_answered or record.retrying_since is None else record.retrying_since
         unreachable_for = now - since
         if unreachable_for >= self._retry_limit_seconds:
             log.warning("ingestion job %s: the vector store was unreachable for %.0f s; failed",

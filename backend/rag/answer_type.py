@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from backend.rag.grounding.sentences import split_sentences
 from backend.retrieval.tokenize import Tokenizer
 
 AnswerType = Literal["person", "time", "place", "quantity", "phone", "email", "web", "address", "unknown"]
@@ -36,16 +37,19 @@ _WHAT_WHICH = r"(?:what|which)\s+(?:" + _COPULA + r")?(?:[\w@-]+\s+){0,2}?"
 
 # "What's the phone number / email / website / address of …" asks for that kind of string, as "when" asks
 # for a date.
+# The contact word must head its phrase ("phone number of …", "email for …", "address?"), and no word before
+# it may make it something else ("the address bus", "the IP address", "the phone battery", "what does …").
 _WHAT_CONTACT = (r"(?:what|which)(?:['’]s|\s+(?:is|was|are|were))?\s+(?:the\s+|a\s+|an\s+|their\s+|its\s+)?"
-                 r"(?:[\w-]+\s+){0,3}?")
+                 r"(?:(?!(?:do|does|did|ip|mac|memory|return|register)\b)[\w'’-]+\s+){0,3}?")
+_CONTACT_HEAD = r"(?=\s*(?:numbers?\b|address(?:es)?\b|of\b|for\b|to\b|at\b|on\b|\?|$))"
 
 _SHAPES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
     (re.compile(_LEAD + pattern + r"\b", re.IGNORECASE), kind)
     for pattern, kind in (
-        (_WHAT_CONTACT + r"(?:tele)?(?:phone|fax)", "phone"),
-        (_WHAT_CONTACT + r"e-?mail", "email"),
-        (_WHAT_CONTACT + r"(?:website|web\s+(?:site|page|address)|url|homepage|home\s+page)", "web"),
-        (_WHAT_CONTACT + r"(?:mailing\s+|postal\s+|street\s+)?address", "address"),
+        (_WHAT_CONTACT + r"(?:tele)?(?:phone|fax)" + _CONTACT_HEAD, "phone"),
+        (_WHAT_CONTACT + r"e-?mail" + _CONTACT_HEAD, "email"),
+        (_WHAT_CONTACT + r"(?:website|web\s+(?:site|page|address)|url|homepage|home\s+page)" + _CONTACT_HEAD, "web"),
+        (_WHAT_CONTACT + r"(?:mailing\s+|postal\s+|street\s+)?address" + _CONTACT_HEAD, "address"),
         (r"(?:who|whom|whose)", "person"),
         (r"(?:when|how\s+soon|since\s+when)", "time"),
         (r"where", "place"),
@@ -146,15 +150,11 @@ def question_parts(question: str) -> list[str]:
 def expected_answer_type(question: str) -> AnswerType:
     """The kind of answer the question's shape asks for; ``"unknown"`` for shapes that promise no type. A
     question after a sentence of context is read alone ("I'm a teacher. How much … can I deduct?")."""
-    asked = _ASKING_SENTENCE.findall(question)
+    asked = [sentence for sentence in split_sentences(question) if sentence.endswith("?")]
     for pattern, kind in _SHAPES:
         if pattern.search(asked[-1] if asked else question):
             return kind
     return "unknown"
-
-
-# The question proper among the sentences of a message: the last one ending in a question mark.
-_ASKING_SENTENCE = re.compile(r"[^.!?]*\?")
 
 
 def key_terms(question: str) -> frozenset[str]:

@@ -153,8 +153,9 @@ def _typed_sentence_coverage(
 ) -> list[tuple[str, float]]:
     """Each sentence holding a candidate of the type asked for, with its key-term coverage (the sentence's own
     terms in full, the sentence before's and its document's title's at their lower weights)."""
-    located = [(p.parent.document_id, s) for p in passages for s in passage_sentences(p.parent.text)]
-    headings = _headings([passage_sentences(p.parent.text) for p in passages])
+    each_passages_sentences = [passage_sentences(p.parent.text) for p in passages]
+    located = [(p.parent.document_id, s) for p, its in zip(passages, each_passages_sentences) for s in its]
+    headings = _headings(each_passages_sentences)
     defined = abbreviations(" ".join(p.parent.text for p in passages))
 
     def words(text: str) -> _Words:
@@ -197,8 +198,10 @@ def _headings(passages_sentences: Sequence[Sequence[str]]) -> list[int | None]:
 
 
 # A heading: a few words, most capitalised, no sentence punctuation at its end, no number but its numbering.
-_NUMBERING = re.compile(r"^[\W\d]*(?:\([\d/.-]+\))?[\W\d]*")
-_HEADING = re.compile(r"[\W\d]*(?:\([\d/.-]+\))?\W*"
+# Possessive: numbering such as "2.3.59.5 (01-16-2020)" is all non-letters, read once (a long run of them
+# would otherwise be tried from each of its positions).
+_NUMBERING = re.compile(r"^[\W\d]*+")
+_HEADING = re.compile(r"[\W\d]*+"
                       r"(?:[A-Z][\w'’&/-]*\s+(?:(?:of|to|and|the|for|in|on|a|an)\s+)?){1,10}[A-Z][\w'’&/)-]*")
 
 

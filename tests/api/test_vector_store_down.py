@@ -285,3 +285,33 @@ def test_a_background_upload_while_chroma_is_down_waits_queued_and_is_stored_onc
             assert [d["id"] for d in listed["documents"]] == [job["id"]] and listed["jobs"] == []
     finally:
         chroma.stop()
+
+
+
+@pytest.mark.parametrize("auth", ["none", "api-key"])
+def test_a_chat_whose_deletion_failed_while_chroma_was_down_stays_usable(build_app_services, tmp_path, auth):
+    """Deleting a chat notes its deletion first, so that an answer or a file finishing meanwhile is refused.
+    When removing its vectors then fails (Chroma down), the chat is still listed: the note must go too, or
+    every later upload and question in it would be refused as "deleted" (with keys on nothing else lifts it)."""
+    other = ("newts.txt", b"Newts are salamanders that live on land as adults and return to water to breed.")
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    try:
+        services = build_app_services(
+            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
+            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS, auth=auth,
+        )
+        headers = {"Authorization": f"Bearer {services.users.create_key('alice').key}"} if auth != "none" else {}
+        with serve(services) as running, httpx.Client(base_url=running.url, headers=headers, timeout=300) as client:
+            assert upload(client, CHAT, NOTES).status_code == 200
+            with chroma.down():
+                assert_error(client.delete(f"/chats/{CHAT}"), 503, "RETRIEVAL_FAILED")
+
+            response = upload(client, CHAT, other)
+            assert response.status_code == 200, response.text
+            listed = client.get(f"/chat/{CHAT}/documents").json()["documents"]
+            assert [d["name"] for d in listed] == [NOTES[0], other[0]]
+            assert client.delete(f"/chats/{CHAT}").status_code == 200  # and the deletion can be done again
+            assert_error(upload(client, CHAT, other), 410, "CHAT_DELETED")
+    finally:
+        chroma.stop()

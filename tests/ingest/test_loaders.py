@@ -429,6 +429,15 @@ def test_normalisation_rejoins_words_hyphenated_across_lines_but_keeps_a_compoun
     )
 
 
+# A bound for a hang, not a speed expectation: read from each of its positions, a file of one 200,000-character
+# token took the reader's whole timeout (minutes); read once, it takes milliseconds.
+@pytest.mark.timeout(120)
+def test_normalisation_reads_a_file_of_one_long_token_once() -> None:
+    token = "ab-" * 66_000 + "\nc"
+
+    assert normalise_text(token) == "ab-" * 66_000 + "c"  # a compound broken at its own hyphen keeps it
+
+
 # --- DOCX ---------------------------------------------------------------------------------------------------------
 
 

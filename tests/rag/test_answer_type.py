@@ -43,6 +43,16 @@ from backend.rag.answer_type import (
     # A question after a sentence of context is read alone.
     ("I'm a teacher. How much of what I spend on supplies can I deduct?", "quantity"),
     ("I had no wages. When is my return due?", "time"),
+    # A full stop inside the question (an abbreviation, a decimal) ends no sentence of it.
+    ("Who is Dr. Smith?", "person"),
+    ("How many patients were in the U.S. trial?", "quantity"),
+    ("How many mg is 2.5 ml?", "quantity"),
+    # A contact word that does not head its phrase, or is made something else, asks for no contact string.
+    ("What does the address bus do?", "unknown"),
+    ("What is the IP address of the server?", "unknown"),
+    ("What is the phone battery life?", "unknown"),
+    ("Which email client is used?", "unknown"),
+    ("What is the website about?", "unknown"),
     # Shapes that promise no type: only the key terms decide.
     ("What does the Document Retriever use?", "unknown"),
     ("Which corpora were used to pre-train BERT?", "unknown"),

@@ -98,6 +98,15 @@ def test_split_sentences_keeps_abbreviations_initials_decimals_and_wrapped_lines
     ]
 
 
+def test_pub_and_fig_end_no_sentence_only_before_their_number() -> None:
+    assert split_sentences("See Pub. 519 and Fig. 2 for it. Then No. 5 was filed.") == [
+        "See Pub. 519 and Fig. 2 for it.", "Then No. 5 was filed.",
+    ]
+    assert split_sentences("They met at the pub. The night was long.") == [
+        "They met at the pub.", "The night was long.",
+    ]
+
+
 def test_verbatim_answer_with_citations_is_grounded() -> None:
     answer = (
         "The Sydney Harbour Bridge opened in 1932 [Source 1]. It was designed by John Bradfield [Source 1]."

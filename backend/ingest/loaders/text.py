@@ -32,7 +32,9 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 
 # A lowercase word split by a hyphen at the end of a line: typeset hyphenation, not a compound word; but a word
 # holding a hyphen already ("left-to-\nright") is a compound broken at one of its own hyphens, which stays.
-_HYPHENATED_LINE_BREAK = re.compile(r"(\w+(?:-\w+)*)-\n([a-z])")
+# Possessive, and anchored at a word's start: a long run of word characters is scanned once, not from each
+# of its positions (quadratic on a file of one long token).
+_HYPHENATED_LINE_BREAK = re.compile(r"(?<![\w-])(\w++(?:-\w++)*+)-\n([a-z])")
 
 
 def normalise_text(text: str) -> str:

@@ -53,8 +53,11 @@ _SENTENCE_END = re.compile(
 # Pasted-together paragraphs ("…in the 19th century.First for Women is…"): a sentence end without its space.
 _MISSING_SPACE = re.compile(r"(?<=[a-z0-9)\"”]{2}[.!?])(?=[A-Z][a-z])")
 _ABBREVIATIONS = frozenset(
-    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "pub", "fig", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co", "corp", "no", "approx", "dept", "est", "gen", "col", "lt", "sgt", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
 )
+# Abbreviations that end no sentence only before their number ("Pub. 519", "Fig. 2"): elsewhere the word ends
+# one ("They met at the pub. The night was long."). "No." stays one everywhere ("No. of employees").
+_NUMBER_ABBREVIATIONS = frozenset(["pub", "fig"])
 _INITIALISM = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
 
 # Words that only frame an answer ("The answer is: …", "The person who … is X"); no source need hold them.
@@ -72,18 +75,20 @@ def split_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        if sentences and _ends_with_abbreviation(sentences[-1]):
+        if sentences and _ends_with_abbreviation(sentences[-1], piece):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
     return sentences
 
 
-def _ends_with_abbreviation(sentence: str) -> bool:
+def _ends_with_abbreviation(sentence: str, next_piece: str) -> bool:
     if not sentence.endswith("."):
         return False
-    last_word = sentence[:-1].rsplit(maxsplit=1)[-1].lstrip("\"'“‘([")
-    return last_word.casefold() in _ABBREVIATIONS or bool(_INITIALISM.fullmatch(last_word))
+    last_word = sentence[:-1].rsplit(maxsplit=1)[-1].lstrip("\"'“‘([").casefold()
+    if last_word in _NUMBER_ABBREVIATIONS:
+        return next_piece[:1].isdigit()
+    return last_word in _ABBREVIATIONS or bool(_INITIALISM.fullmatch(last_word))
 
 
 def strip_citations(text: str) -> str:
