@@ -12,6 +12,17 @@ function readyText(result) {
   return `Ready · ${formatCount(result.chunk_count, "chunk")}${pages}`;
 }
 
+// How a background job stands. One whose storing found the vector store unreachable is queued again until
+// retry_at (seconds since the epoch), with its last try's error; it counts down to its next try.
+function jobProgress(job) {
+  if (job.status !== "queued" || !job.retry_at) {
+    return { state: "indexing", text: `Indexing… ${job.percent}%`, title: null };
+  }
+  const seconds = Math.ceil(job.retry_at - Date.now() / 1000);
+  const next = seconds > 0 ? `trying again in ${seconds} s` : "trying again now";
+  return { state: "retrying", text: `The vector store cannot be reached — ${next}`, title: job.error?.message };
+}
+
 // One row in the uploads list: the file's name, a progress bar and what happened to it.
 class UploadRow {
   constructor(file, onDismiss) {
@@ -35,9 +46,11 @@ class UploadRow {
     this.stop.hidden = false;
   }
 
-  show(state, text, percent) {
+  show(state, text, percent, title = null) {
     this.node.dataset.state = state;
     this.status.textContent = text;
+    if (title) this.status.title = title;
+    else this.status.removeAttribute("title");
     if (percent === null) this.bar.removeAttribute("value"); // an indeterminate bar: no percent is known yet
     else if (percent !== undefined) this.bar.value = percent;
     this.bar.hidden = state === "ready" || state === "failed" || state === "cancelled";
@@ -100,7 +113,8 @@ export class DocumentsPanel {
     }
     if (asked !== this.listings) return;
     this.jobs = listing.jobs;
-    const shown = JSON.stringify(listing);
+    // A waiting job's countdown changes the drawing while the listing stays the same.
+    const shown = JSON.stringify([listing, listing.jobs.map((job) => jobProgress(job).text)]);
     if (shown !== this.shown) {
       this.shown = shown;
       this.render(listing);
@@ -122,7 +136,7 @@ export class DocumentsPanel {
   // a question asked now does not search them.
   pendingNames() {
     const rows = (this.rowsByChat.get(this.chatId) || [])
-      .filter((row) => ["waiting", "uploading", "indexing"].includes(row.node.dataset.state));
+      .filter((row) => ["waiting", "uploading", "indexing", "retrying"].includes(row.node.dataset.state));
     return [...new Set([...rows.map((row) => row.name), ...this.jobs.map((job) => job.name)])];
   }
 
@@ -135,13 +149,16 @@ export class DocumentsPanel {
         type: "button", class: "icon-button", "aria-label": `Delete ${doc.name}`, title: "Delete",
         onclick: () => this.remove(doc),
       }, icon("trash"))));
-    const indexing = jobs.map((job) => el("li", { class: "document indexing" },
-      el("span", { class: "document-name", dir: "auto" }, job.name),
-      el("span", { class: "document-meta" }, `Indexing… ${job.percent}%`),
-      el("button", {
-        type: "button", class: "link-button", "aria-label": `Stop indexing ${job.name}`,
-        onclick: () => this.cancel(job, this.chatId),
-      }, "Stop")));
+    const indexing = jobs.map((job) => {
+      const { state, text, title } = jobProgress(job);
+      return el("li", { class: "document indexing", dataset: { state } },
+        el("span", { class: "document-name", dir: "auto" }, job.name),
+        el("span", { class: "document-meta", title }, text),
+        el("button", {
+          type: "button", class: "link-button", "aria-label": `Stop indexing ${job.name}`,
+          onclick: () => this.cancel(job, this.chatId),
+        }, "Stop"));
+    });
     if (rows.length + indexing.length === 0) {
       rows.push(el("li", { class: "empty-note" }, "No documents yet. Answers come only from what you add here."));
     }
@@ -190,7 +207,8 @@ export class DocumentsPanel {
   async follow(chatId, job, row) {
     row.offerStop(() => this.cancel(job, chatId));
     for (;;) {
-      row.show("indexing", `Indexing… ${job.percent}%`, job.percent);
+      const { state, text, title } = jobProgress(job);
+      row.show(state, text, job.percent, title);
       if (job.status === "ready") {
         row.show("ready", readyText(job), 100);
         return;
