@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hasNoHistory, mayMeanChatGone, oneAtATime, ownKey, reconcile, refusedAsDeleted } from "../assets/js/catchup.js";
+import {
+  hasNoHistory, mayMeanChatGone, oneAtATime, ownKey, reconcile, refusedAsDeleted, titleFromQuestion,
+} from "../assets/js/catchup.js";
 
 const message = (id, role, content) => ({ id, role, content, metadata: {} });
 const stored = [message("m1", "user", "hi"), message("m2", "assistant", "Hello!")];
@@ -81,4 +83,12 @@ test("requests during a run make one more run, never two at once", async () => {
   assert.equal(runs, 2);
   await task();
   assert.equal(runs, 3);
+});
+
+test("a title taken from a question is cut at a word, with an ellipsis only when cut", () => {
+  assert.equal(titleFromQuestion("  What  is\nthis? "), "What is this?");
+  const long = "What did the committee decide about the proposed budget for the new library building?";
+  assert.equal(titleFromQuestion(long), "What did the committee decide about the proposed budget for…");
+  assert.equal(titleFromQuestion(`${"a".repeat(59)} bc`), `${"a".repeat(59)}…`); // the word ends at 60: kept
+  assert.equal(titleFromQuestion("x".repeat(80)), `${"x".repeat(60)}…`); // one long word: cut inside it
 });

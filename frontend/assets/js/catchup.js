@@ -1,6 +1,15 @@
 // Pure rules for catching up with changes made elsewhere (another tab, window or client): no DOM here.
 
 export const UNTITLED = "New chat"; // the title POST /chats gives
+const QUESTION_TITLE_MAX = 60;
+
+// A chat's title taken from its first question: one line, cut at the last word that fits, with "…" when cut.
+export function titleFromQuestion(question) {
+  const line = question.replace(/\s+/g, " ").trim();
+  if (line.length <= QUESTION_TITLE_MAX) return line;
+  const lastSpace = line.slice(0, QUESTION_TITLE_MAX + 1).lastIndexOf(" ");
+  return `${lastSpace > 0 ? line.slice(0, lastSpace) : line.slice(0, QUESTION_TITLE_MAX)}…`;
+}
 
 // Whether the chat's history is known to be empty, so asking for it would only be the documented 404 (which the
 // browser's console shows as an error): a chat as POST /chats made it, never renamed nor asked in (its list

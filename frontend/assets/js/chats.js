@@ -1,6 +1,6 @@
 // The chat list: create, select, rename (inline), delete (confirmed), and catch up with other tabs' changes.
 import { api } from "./api.js";
-import { UNTITLED, mayMeanChatGone } from "./catchup.js";
+import { UNTITLED, mayMeanChatGone, titleFromQuestion } from "./catchup.js";
 import { $, confirmAction, el, icon } from "./dom.js";
 
 const TITLE_MAX = 100;
@@ -105,7 +105,7 @@ export class ChatList {
     this.chats = [chat, ...this.chats.filter((other) => other !== chat)];
     if (!this.renaming) this.render();
     if (chat.title === UNTITLED) {
-      await this.rename(chat, question.replace(/\s+/g, " ").trim().slice(0, 60), { asking: true });
+      await this.rename(chat, titleFromQuestion(question), { asking: true });
     }
   }
 
