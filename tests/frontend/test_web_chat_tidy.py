@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.frontend.support import ask, open_new_chat
+from tests.frontend.support import ask, last_answer, new_chat, open_new_chat
 
 
 def test_a_title_taken_from_a_long_first_question_ends_at_a_word_with_an_ellipsis(page: Page, web):
@@ -15,3 +15,21 @@ def test_a_title_taken_from_a_long_first_question_ends_at_a_word_with_an_ellipsi
     title = "What did the committee decide about the proposed budget for…"
     expect(page.locator("#chat-title")).to_have_text(title)
     expect(page.locator(".chat-item.current .chat-select")).to_have_text(title)
+
+
+def test_clear_conversation_is_offered_only_when_there_is_a_conversation(page: Page, web):
+    clear = page.get_by_role("button", name="Clear conversation")
+    asked_in = open_new_chat(page, web.url)
+    expect(clear).to_be_disabled()
+    ask(page, "hi")  # a greeting is answered without the model
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    expect(clear).to_be_enabled()
+    new_chat(page)
+    expect(clear).to_be_disabled()
+    page.locator(f'.chat-item[data-chat-id="{asked_in}"] .chat-select').click()
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(clear).to_be_enabled()
+    clear.click()
+    page.get_by_role("dialog").get_by_role("button", name="Clear").click()
+    expect(page.locator(".message")).to_have_count(0)
+    expect(clear).to_be_disabled()

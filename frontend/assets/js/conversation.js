@@ -194,6 +194,7 @@ export class Conversation {
     this.log = $("messages");
     this.send = $("send");
     this.stop = $("stop");
+    this.clearButton = $("clear-conversation");
     // The conversation follows what is added to it (the evidence, the streamed answer, its final form with its
     // sources, an error) while it is scrolled to its end; a person who scrolled up to read is left there. The
     // end is judged before each change, so one large addition (the evidence, the final answer) is followed too.
@@ -228,6 +229,7 @@ export class Conversation {
     this.shownIds = null;
     this.showRunning();
     this.log.replaceChildren(el("p", { class: "loading" }, "Loading the conversation…"));
+    this.showClearable();
     let messages;
     try {
       messages = await this.stored(chat);
@@ -290,7 +292,9 @@ export class Conversation {
     this.renderWelcome();
   }
 
+  // Each change to what the conversation shows ends here (the welcome comes and goes with the messages).
   renderWelcome() {
+    this.showClearable();
     const existing = this.log.querySelector(".welcome");
     const empty = !this.log.querySelector(".message");
     if (!empty) {
@@ -303,6 +307,11 @@ export class Conversation {
       : [el("p", {}, "Ask a question about your documents. Each answer cites the file and page it comes from, and says so when your files do not contain the answer.")];
     existing?.remove();
     this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
+  }
+
+  // Clear is offered only when there is a conversation to clear (a question asked, answered or not).
+  showClearable() {
+    this.clearButton.disabled = !this.log.querySelector(".message.user");
   }
 
   storedMessage(message) {
