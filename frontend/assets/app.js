@@ -153,6 +153,7 @@ const chats = new ChatList({
   },
   onError: (error) => showNotice(error.message),
   onReselect: () => setPanel("chats", false),
+  openChatEmpty: () => conversation.empty && documents.empty,
   onRenamed: showTitle,
   onSelect: (chat) => {
     const hash = `#chat=${encodeURIComponent(chat.id)}`;

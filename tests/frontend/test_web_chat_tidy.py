@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.frontend.support import ask, last_answer, new_chat, open_new_chat
+from tests.frontend.support import ask, last_answer, new_chat, open_new_chat, upload, wait_until_uploaded
 
 
 def test_a_title_taken_from_a_long_first_question_ends_at_a_word_with_an_ellipsis(page: Page, web):
@@ -33,3 +33,24 @@ def test_clear_conversation_is_offered_only_when_there_is_a_conversation(page: P
     page.get_by_role("dialog").get_by_role("button", name="Clear").click()
     expect(page.locator(".message")).to_have_count(0)
     expect(clear).to_be_disabled()
+
+
+def test_new_chat_keeps_an_open_chat_that_is_new_and_unused(page: Page, web, tmp_path):
+    unused = open_new_chat(page, web.url)
+    count = page.locator(".chat-item").count()
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", unused)
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_focused()
+    expect(page.locator(".chat-item")).to_have_count(count)
+    # A document makes it used, as a question does: then a new chat is made.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The meeting moved to Thursday at ten.\n")
+    upload(page, notes)
+    wait_until_uploaded(page, "notes.txt")
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.locator(".chat-item")).to_have_count(count + 1)
+    expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", unused)
+    ask(page, "hi")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.locator(".chat-item")).to_have_count(count + 2)

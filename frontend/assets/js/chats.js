@@ -6,7 +6,7 @@ import { $, confirmAction, el, icon } from "./dom.js";
 const TITLE_MAX = 100;
 
 export class ChatList {
-  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone, onDeleted }) {
+  constructor({ onSelect, onReselect, onRenamed, onError, onChanged, onChatMaybeGone, onDeleted, openChatEmpty }) {
     this.chats = [];
     this.currentId = null;
     this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
@@ -19,6 +19,7 @@ export class ChatList {
     this.onChanged = onChanged;
     this.onChatMaybeGone = onChatMaybeGone;
     this.onDeleted = onDeleted;
+    this.openChatEmpty = openChatEmpty; // the open chat is known to have no conversation and no documents
     this.list = $("chat-list");
     $("new-chat").addEventListener("click", () => this.create());
   }
@@ -72,7 +73,14 @@ export class ChatList {
     this.select(this.chats[0].id);
   }
 
+  // An open chat that is new and unused (still untitled, nothing asked, no documents) is the new chat asked
+  // for: it is kept, rather than another just like it piled on top.
   async create() {
+    if (this.current?.title === UNTITLED && this.openChatEmpty()) {
+      this.onReselect();
+      $("question").focus();
+      return;
+    }
     this.edits += 1;
     try {
       const chat = await api.createChat();

@@ -219,6 +219,11 @@ export class Conversation {
     return this.chat ? this.runs.get(this.chat.id) : undefined;
   }
 
+  // Loaded, with nothing asked (nor being asked).
+  get empty() {
+    return this.shownIds !== null && !this.log.querySelector(".message.user");
+  }
+
   get busy() {
     return this.currentRun !== undefined;
   }

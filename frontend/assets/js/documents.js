@@ -126,6 +126,13 @@ export class DocumentsPanel {
     return true;
   }
 
+  // Listed, with no documents nor jobs, and nothing sent to it from here.
+  get empty() {
+    const sent = this.rowsByChat.get(this.chatId) || [];
+    return this.shown !== null && this.jobs.length === 0 && sent.length === 0
+      && !this.list.querySelector(".document");
+  }
+
   // A chat deleted elsewhere: its uploads are not shown again.
   forget(chatId) {
     this.rowsByChat.delete(chatId);
