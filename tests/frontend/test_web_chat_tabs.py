@@ -297,11 +297,7 @@ def test_a_question_refused_in_a_chat_that_is_still_there_is_not_taken_for_a_del
 
     # Deleted for real later: the notice does not speak of the question refused before.
     assert httpx.delete(f"{web.url}/chats/{chat_id}").status_code == 200
-    shown_again(page)
-    notice = page.locator("#notice")
-    expect(notice).to_contain_text("was deleted in another tab or window")
-    expect(notice).not_to_contain_text("not sent")
-    expect(page.get_by_label(QUESTION_BOX)).to_have_value("")
+    expect_deleted_without_a_question_back(page, "was deleted in another tab or window")
 
 
 def test_an_answer_ended_because_its_chat_was_deleted_leaves_the_chat_at_once(page: Page, web):
@@ -372,11 +368,7 @@ def test_a_question_refused_in_a_chat_left_meanwhile_is_not_reported_by_a_later_
         chat_item(page, doomed).locator(".chat-select").click()
         expect(page.locator(".welcome")).to_be_visible()
         assert client.delete(f"/chats/{doomed}").status_code == 200
-    shown_again(page)
-    notice = page.locator("#notice")
-    expect(notice).to_contain_text("“Made again” was deleted in another tab or window")
-    expect(notice).not_to_contain_text("not sent")
-    expect(page.get_by_label(QUESTION_BOX)).to_have_value("")
+    expect_deleted_without_a_question_back(page, "“Made again” was deleted in another tab or window")
 
 
 def test_a_chat_deleted_when_no_new_chat_can_be_made_is_still_announced(tabs, tmp_path, build_app_services):
@@ -425,3 +417,12 @@ def test_an_answer_streaming_in_one_tab_goes_on_while_the_other_changes_things(t
     # The finished answer reaches the other tab.
     expect(second.locator(".message.user")).to_have_text([PAID_QUESTION])
     expect(last_answer(second).locator(".answer-text")).to_have_text(answer.locator(".answer-text").inner_text())
+
+
+def expect_deleted_without_a_question_back(page, announced: str) -> None:
+    """Shown again, the tab announces the deletion and puts no question refused before back in the box."""
+    shown_again(page)
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text(announced)
+    expect(notice).not_to_contain_text("not sent")
+    expect(page.get_by_label(QUESTION_BOX)).to_have_value("")

@@ -82,6 +82,15 @@ def assert_stored_once_as(services, document_id: str, chunk_count: int) -> None:
     assert services.vectors.count("chat1") == services.keywords.count("chat1") == chunk_count
 
 
+def assert_stored_by_the_second(replica, failing: concurrent.futures.Future, again: concurrent.futures.Future):
+    """The first replica's ingest fails at the stand-in; the second's stores the file itself, once."""
+    with pytest.raises(RuntimeError, match="stand-in"):
+        failing.result(timeout=120)
+    stored = again.result(timeout=120)
+    assert not stored.duplicate and stored.filename == "copy.txt"
+    assert_stored_once_as(replica, stored.document_id, stored.chunk_count)
+
+
 def test_a_file_the_first_replica_fails_to_store_after_the_duplicate_check_is_stored_by_the_second(replica):
     """The second replica's duplicate check finds the first's document still being stored."""
     second_done = threading.Event()
@@ -94,11 +103,7 @@ def test_a_file_the_first_replica_fails_to_store_after_the_duplicate_check_is_st
         assert vectors.storing.wait(60)
         again = pool.submit(second.ingest, "chat1", "copy.txt", NOTES)
         again.add_done_callback(lambda _: second_done.set())
-        with pytest.raises(RuntimeError, match="stand-in"):
-            failing.result(timeout=120)
-        stored = again.result(timeout=120)
-    assert not stored.duplicate and stored.filename == "copy.txt"
-    assert_stored_once_as(replica, stored.document_id, stored.chunk_count)
+        assert_stored_by_the_second(replica, failing, again)
 
 
 def test_a_file_two_replicas_take_at_once_is_stored_by_the_second_when_the_first_fails(replica):
@@ -120,11 +125,7 @@ def test_a_file_two_replicas_take_at_once_is_stored_by_the_second_when_the_first
         again.add_done_callback(lambda _: second_done.set())
         assert second_embedder.started.wait(60)
         second_embedding.set()
-        with pytest.raises(RuntimeError, match="stand-in"):
-            failing.result(timeout=120)
-        stored = again.result(timeout=120)
-    assert not stored.duplicate and stored.filename == "copy.txt"
-    assert_stored_once_as(replica, stored.document_id, stored.chunk_count)
+        assert_stored_by_the_second(replica, failing, again)
 
 
 def test_a_file_the_first_replica_stores_is_a_duplicate_once_it_is_ready(replica):
