@@ -4,6 +4,7 @@ page of 50 MB, broken zips and content of another kind than the name says."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import re
 import zipfile
@@ -288,8 +289,35 @@ def test_xlsx_percentages_read_as_the_sheet_shows_them() -> None:
     book.save(buffer)
 
     assert _texts(load_document("growth.xlsx", buffer.getvalue())) == {
-        1: "Sheet: Sheet\nColumn A: 12.5%; Column B: 7%; Column C: 1200.5\nColumn A: 100%; Column B: 0.5; Column C: 3"
+        1: "Sheet: Sheet\nColumn A: 12.5%; Column B: 7%; Column C: 1,200.50\nColumn A: 100%; Column B: 0.5; Column C: 3"
     }
+
+
+def test_xlsx_numbers_dates_and_times_read_as_their_formats_show_them() -> None:
+    """Currencies, separators, fixed decimals, dates and times as the sheet shows them, not as stored; a format
+    not covered (a fraction) reads the stored value, and a first row of formatted numbers is still no header."""
+    rows = [
+        (1234.5, '"$"#,##0.00_);[Red]("$"#,##0.00)'), (-1234.5, '"$"#,##0.00_);[Red]("$"#,##0.00)'),
+        (1234.5, '#,##0.00\\ [$€-407]'), (9876543, "#,##0"), (3.14159, "0.00"), (1_250_000, '0.0,,"M"'),
+        (datetime.date(2023, 3, 15), "d-mmm-yy"), (datetime.date(2023, 3, 15), "mmmm d, yyyy"),
+        (datetime.datetime(2023, 3, 15, 14, 30), "m/d/yyyy h:mm AM/PM"), (datetime.date(2023, 3, 15), "mm-dd-yy"),
+        (datetime.datetime(2023, 3, 15), "yyyy-mm-dd h:mm:ss"), (datetime.time(9, 5), "h:mm"), (0.75, "# ?/?"),
+        (0.5, "General"), (0.1 + 0.2, "General"),
+    ]
+    book = openpyxl.Workbook()
+    book.active.append([value for value, _ in rows])
+    for cell, (_, number_format) in zip(book.active[1], rows, strict=True):
+        cell.number_format = number_format
+    buffer = io.BytesIO()
+    book.save(buffer)
+
+    text = _texts(load_document("ledger.xlsx", buffer.getvalue()))[1]
+    assert text.splitlines()[1].split("; ") == [
+        "Column A: $1,234.50", "Column B: ($1,234.50)", "Column C: 1,234.50 €", "Column D: 9,876,543",
+        "Column E: 3.14", "Column F: 1.3M", "Column G: 15-Mar-23", "Column H: March 15, 2023",
+        "Column I: 3/15/2023 2:30 PM", "Column J: 2023-03-15", "Column K: 2023-03-15", "Column L: 9:05",
+        "Column M: 0.75", "Column N: 0.5", "Column O: 0.3",
+    ]
 
 
 def test_xlsx_title_rows_above_the_table_are_not_its_header() -> None:

@@ -22,6 +22,11 @@ _ROW_LINE_MAX = 300
 MAX_FILLED_CELLS = 500_000
 
 
+class ShownNumber(str):
+    """A number as its sheet shows it ("$1,200.00", "15-Mar-23" is not one): text, but a number still when
+    telling a header row from a row of data."""
+
+
 class CellBudget:
     """Counts a document's filled cells across its sheets and refuses it past MAX_FILLED_CELLS."""
 
@@ -64,6 +69,8 @@ def sheet_text(rows: Iterable[Sequence[object]], budget: CellBudget, header_row:
 
 
 def _is_number(value: str) -> bool:
+    if isinstance(value, ShownNumber):
+        return True
     return value.removesuffix("%").replace(".", "", 1).replace(",", "").removeprefix("-").isdigit()
 
 
@@ -86,6 +93,8 @@ def _cell_text(value: object) -> str:
     values (#DIV/0!, #N/A…), which say nothing about the data."""
     if value is None or value in ERROR_CODES:
         return ""
+    if isinstance(value, ShownNumber):
+        return ShownNumber(" ".join(value.split()))
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer():

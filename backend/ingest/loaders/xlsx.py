@@ -1,6 +1,7 @@
 """XLSX (openpyxl, read-only): a sheet is a page, numbered by its position in the workbook; its rows are labelled
-with their headers (sheet_text.py). Formulas are read as the values the spreadsheet last calculated; a percentage as
-the spreadsheet shows it ("12.5%", not the 0.125 it stores).
+with their headers (sheet_text.py). Formulas are read as the values the spreadsheet last calculated; numbers, dates
+and times as the spreadsheet shows them by their number formats ("12.5%", "$1,234.50", "15-Mar-23", not the
+0.125, 1234.5 and 45000 it stores; number_format.py).
 
 Before openpyxl reads a sheet, its XML is walked once in constant memory (loaders/package.py): a sheet declaring a
 billion cells, more filled cells than a document may hold, or cells spread so wide that openpyxl's padding of every
@@ -15,6 +16,7 @@ import openpyxl
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string, range_boundaries
 
 from backend.errors import AxiomError, UnsupportedFileType
+from backend.ingest.loaders.number_format import displayed
 from backend.ingest.loaders.package import (
     MAX_XML_ELEMENTS,
     ZIP_MAGIC,
@@ -23,7 +25,7 @@ from backend.ingest.loaders.package import (
     open_package,
     too_complex,
 )
-from backend.ingest.loaders.sheet_text import MAX_FILLED_CELLS, CellBudget, sheet_text
+from backend.ingest.loaders.sheet_text import MAX_FILLED_CELLS, CellBudget, ShownNumber, sheet_text
 from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
 _KIND = "spreadsheet"
@@ -75,11 +77,12 @@ def _sheet_text(sheet, budget: CellBudget) -> str:
 
 
 def _shown_value(cell) -> object:
-    """The cell's value, a percentage as a percentage: a question about "12.5%" must find it."""
+    """The cell's value as the sheet shows it: a question about "12.5%" or "$1,234.50" must find it."""
     value = cell.value
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and "%" in (cell.number_format or ""):
-        return f"{value * 100:.10g}%"  # 10 digits: 0.07 is 7.000000000000001 when multiplied
-    return value
+    shown = displayed(value, cell.number_format)
+    if shown is None:
+        return value
+    return ShownNumber(shown) if isinstance(value, (int, float)) else shown
 
 
 def _check_workbook_size(name: str, archive: zipfile.ZipFile) -> None:
