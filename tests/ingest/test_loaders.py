@@ -33,7 +33,7 @@ import docx
 import pytest
 from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
-from docx.oxml import OxmlElement
+from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
 from pypdf import PdfWriter
 from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
@@ -599,6 +599,89 @@ def test_docx_a_text_box_in_a_group_is_read_from_the_alternative_holding_it() ->
 
     first_page = load_document("report.docx", _rewrite_docx(_docx(_report), add_text_boxes)).pages[0].text
     assert first_page.count("Sidebar: audited figures.") == 2
+
+
+_W_NAMESPACE = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _outline_list(document: WordDocument) -> tuple[str, str]:
+    """A numbering definition of three levels ("1.", "a)", "iv.") and two lists using it, the second restarting
+    it; their numIds."""
+    levels = "".join(
+        f'<w:lvl w:ilvl="{level}"><w:start w:val="1"/><w:numFmt w:val="{number_format}"/>'
+        f'<w:lvlText w:val="{text}"/></w:lvl>'
+        for level, number_format, text in ((0, "decimal", "%1."), (1, "lowerLetter", "%2)"), (2, "lowerRoman", "%3."))
+    )
+    numbering = document.part.numbering_part.element
+    numbering.insert(0, parse_xml(f'<w:abstractNum {_W_NAMESPACE} w:abstractNumId="90">{levels}</w:abstractNum>'))
+    numbering.append(parse_xml(f'<w:num {_W_NAMESPACE} w:numId="90"><w:abstractNumId w:val="90"/></w:num>'))
+    numbering.append(parse_xml(
+        f'<w:num {_W_NAMESPACE} w:numId="91"><w:abstractNumId w:val="90"/>'
+        '<w:lvlOverride w:ilvl="0"><w:startOverride w:val="1"/></w:lvlOverride></w:num>'
+    ))
+    return "90", "91"
+
+
+def _list_item(document: WordDocument, text: str, num_id: str, level: int) -> None:
+    numbering = document.add_paragraph(text)._p.get_or_add_pPr().get_or_add_numPr()
+    numbering.get_or_add_ilvl().val = level
+    numbering.get_or_add_numId().val = int(num_id)
+
+
+def test_docx_list_items_are_read_with_their_numbers() -> None:
+    """Word draws list numbers from its numbering definitions, not the text: each item is read with the number it
+    shows, counted per list and level, a level restarting under a new item above it and where a list restarts."""
+    def build(document: WordDocument) -> None:
+        outline, restarted = _outline_list(document)
+        document.add_paragraph("Steps:")
+        for text in ("Open the valve", "Check the gauge"):
+            document.add_paragraph(text, style="List Number")
+        document.add_paragraph("Milk", style="List Bullet")
+        for text, num_id, level in (
+            ("Scope", outline, 0), ("Terms", outline, 1), ("Defined terms", outline, 2), ("Other terms", outline, 2),
+            ("Exceptions", outline, 1), ("Duties", outline, 0), ("Of the seller", outline, 1),
+            ("Annex", restarted, 0), ("Forms", restarted, 1),
+        ):
+            _list_item(document, text, num_id, level)
+        document.add_paragraph("", style="List Number")  # an empty item: counted, nothing to read
+        document.add_paragraph("Close the valve", style="List Number")
+
+    assert load_document("steps.docx", _docx(build)).pages[0].text.splitlines() == [
+        "Steps:", "1. Open the valve", "2. Check the gauge", "• Milk",
+        "1. Scope", "a) Terms", "i. Defined terms", "ii. Other terms", "b) Exceptions", "2. Duties", "a) Of the seller",
+        "1. Annex", "a) Forms", "", "4. Close the valve",
+    ]
+
+
+def test_docx_list_number_templates_name_every_level() -> None:
+    """A legal outline ("2.1.") shows each level's number in its template; upper-case letters and numerals too."""
+    def build(document: WordDocument) -> None:
+        levels = (
+            '<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="upperRoman"/><w:lvlText w:val="%1."/></w:lvl>'
+            '<w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="upperLetter"/><w:lvlText w:val="%1.%2"/></w:lvl>'
+            '<w:lvl w:ilvl="2"><w:start w:val="3"/><w:isLgl/><w:numFmt w:val="decimal"/>'
+            '<w:lvlText w:val="%1.%2.%3"/></w:lvl>'
+        )
+        numbering = document.part.numbering_part.element
+        numbering.insert(0, parse_xml(f'<w:abstractNum {_W_NAMESPACE} w:abstractNumId="80">{levels}</w:abstractNum>'))
+        numbering.append(parse_xml(f'<w:num {_W_NAMESPACE} w:numId="80"><w:abstractNumId w:val="80"/></w:num>'))
+        for text, level in (("Part", 0), ("Part", 0), ("Chapter", 1), ("Chapter", 1), ("Clause", 2)):
+            _list_item(document, text, "80", level)
+
+    assert load_document("law.docx", _docx(build)).pages[0].text.splitlines() == [
+        "I. Part", "II. Part", "II.A Chapter", "II.B Chapter", "2.2.3 Clause",
+    ]
+
+
+def test_docx_numbering_that_cannot_be_read_costs_the_numbers_not_the_document() -> None:
+    def build(document: WordDocument) -> None:
+        _outline_list(document)
+        document.part.numbering_part.element.find(f"{qn('w:abstractNum')}/{qn('w:lvl')}/{qn('w:start')}").set(
+            qn("w:val"), "one"
+        )
+        _list_item(document, "Scope", "90", 0)
+
+    assert load_document("steps.docx", _docx(build)).pages[0].text == "Scope"
 
 
 def _new_page_at(run) -> None:

@@ -1,9 +1,10 @@
 """DOCX (python-docx): a DOCX has no fixed pages, but Word saves where it last laid out each new page (a "rendered"
 page break); its "pages" are the stretches between those, explicit page breaks and page-starting section breaks, so
 a page is cited by the number Word showed when the file was saved (a file never laid out by Word has only its
-explicit breaks). Footnotes and endnotes are read onto the page that refers to them: the reference
-becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word numbers them by default) and
-the note's text follows at the end of that page. A text box's text follows the text it is anchored in. Headers and
+explicit breaks). List items are read with their numbers ("1.", "a)", "•": docx_numbering.py). Footnotes and
+endnotes are read onto the page that refers to them: the reference becomes its mark ("[1]" for a footnote, "[i]"
+for an endnote, numbered in order as Word numbers them by default) and the note's text follows at the end of that
+page. A text box's text follows the text it is anchored in. Headers and
 footers are read once, at the top and the bottom of the first page of the section that shows them (as a PDF's
 running headers are kept where they first appear): one the section repeats from the one before is not. The archive
 and the size of the body and notes are checked (loaders/package.py) before python-docx builds the body: 64 MB of
@@ -23,12 +24,14 @@ from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
 
 from backend.errors import UnsupportedFileType
+from backend.ingest.loaders.docx_numbering import number_lists, roman
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
 from backend.ingest.loaders.text import LoadedPages, corrupt, pages_or_no_text
 
 _KIND = "Word document"
 _DOCX_MAIN_PART = "word/document.xml"
-_NOTES_PARTS = ("word/footnotes.xml", "word/endnotes.xml")
+# Parts read besides the body (and the headers and footers): the notes, and the list numbering definitions.
+_READ_PARTS = ("word/footnotes.xml", "word/endnotes.xml", "word/numbering.xml")
 _HEADER_AND_FOOTER_PARTS = re.compile(r"word/(header|footer)\d*\.xml")
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
@@ -68,11 +71,12 @@ def load_docx(name: str, data: bytes) -> LoadedPages:
     with open_package(name, data, _KIND, _DOCX_MAIN_PART) as archive:
         parts = [
             _DOCX_MAIN_PART,
-            *(part for part in archive.namelist() if part in _NOTES_PARTS or _HEADER_AND_FOOTER_PARTS.fullmatch(part)),
+            *(part for part in archive.namelist() if part in _READ_PARTS or _HEADER_AND_FOOTER_PARTS.fullmatch(part)),
         ]
         check_element_count(name, _KIND, archive, parts, too_many="paragraphs and other parts")
     try:
         document = docx.Document(io.BytesIO(data))
+        number_lists(document)
         notes = {kind: _notes(document, relationship) for kind, relationship in _NOTE_KINDS.items()}
         headers_and_footers = _new_headers_and_footers(document)
         body = document.element.body
@@ -142,23 +146,13 @@ def _with_notes(pages: list[str], notes: dict[str, dict[str, str]]) -> list[str]
         def mark(reference: re.Match, page_notes: list[str] = page_notes) -> str:
             kind, note_id = reference.groups()
             counts[kind] += 1
-            label = str(counts[kind]) if kind == "f" else _roman(counts[kind])
+            label = str(counts[kind]) if kind == "f" else roman(counts[kind])  # as Word numbers endnotes
             page_notes.append(f"[{label}] {notes[kind].get(note_id, '')}")
             return f"[{label}]"
 
         text = _NOTE_REFERENCE.sub(mark, page)
         texts.append("\n".join([text.rstrip("\n"), "", *page_notes]) if page_notes else text)
     return texts
-
-
-def _roman(number: int) -> str:
-    """Lowercase Roman numerals, as Word numbers endnotes by default."""
-    numerals = []
-    for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
-                           (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
-        count, number = divmod(number, value)
-        numerals.append(numeral * count)
-    return "".join(numerals)
 
 
 def _laid_out(text: str) -> str:
