@@ -33,8 +33,18 @@ import docx
 import pytest
 from docx.document import Document as WordDocument
 from docx.enum.section import WD_SECTION
+from docx.opc.constants import CONTENT_TYPE as CT
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.packuri import PackURI
+from docx.opc.part import Part
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
+from lxml import etree
+from pptx.chart.chart import Chart
+from pptx.chart.data import CategoryChartData
+from pptx.chart.xmlwriter import ChartXmlWriter
+from pptx.enum.chart import XL_CHART_TYPE
+from pptx.oxml import parse_xml as pptx_parse_xml
 from pypdf import PdfWriter
 from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
@@ -682,6 +692,57 @@ def test_docx_numbering_that_cannot_be_read_costs_the_numbers_not_the_document()
         _list_item(document, "Scope", "90", 0)
 
     assert load_document("steps.docx", _docx(build)).pages[0].text == "Scope"
+
+
+_CHART = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+
+
+def _add_chart(document: WordDocument, title: str, series: dict[str, tuple[float, ...]]) -> None:
+    """A column chart of ``series`` by year, drawn in a paragraph of its own, its part written by python-pptx's
+    chart XML writer (as Word writes a chart: the same DrawingML chart part, related to the document)."""
+    data = CategoryChartData()
+    data.categories = ["2023", "2024"]
+    for name, values in series.items():
+        data.add_series(name, values)
+    chart_space = pptx_parse_xml(ChartXmlWriter(XL_CHART_TYPE.COLUMN_CLUSTERED, data).xml.encode())
+    chart = Chart(chart_space, None)
+    chart.has_title = True
+    chart.chart_title.text_frame.text = title
+    number = len([rel for rel in document.part.rels.values() if rel.reltype == RT.CHART]) + 1
+    part = Part(PackURI(f"/word/charts/chart{number}.xml"), CT.DML_CHART, etree.tostring(chart_space),
+                document.part.package)
+    relationship = document.part.relate_to(part, RT.CHART)
+    document.add_paragraph().add_run()._r.append(parse_xml(
+        f'<w:drawing {_W_NAMESPACE} xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"'
+        ' xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+        ' xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<wp:inline><wp:extent cx="5486400" cy="3200400"/><wp:docPr id="1" name="Chart 1"/><a:graphic>'
+        f'<a:graphicData uri="{_CHART}"><c:chart xmlns:c="{_CHART}" r:id="{relationship}"/></a:graphicData>'
+        "</a:graphic></wp:inline></w:drawing>"
+    ))
+
+
+def test_docx_charts_are_read_by_their_title_and_series_where_they_are_drawn() -> None:
+    """A chart's words and numbers are in its own part, not in the document's text."""
+    def build(document: WordDocument) -> None:
+        document.add_paragraph("Counts rose.")
+        _add_chart(document, "Animals counted", {"Axolotls": (10, 20.5), "Newts": (4, 6)})
+        document.add_paragraph("Both species grew.")
+
+    assert load_document("survey.docx", _docx(build)).pages[0].text == (
+        "Counts rose.\n\nAnimals counted\nAxolotls: 2023: 10; 2024: 20.5\nNewts: 2023: 4; 2024: 6\nBoth species grew."
+    )
+
+
+def test_docx_chart_that_cannot_be_read_costs_the_chart_not_the_document() -> None:
+    def build(document: WordDocument) -> None:
+        document.add_paragraph("Counts rose.")
+        _add_chart(document, "Animals counted", {"Axolotls": (10, 20.5)})
+
+    def damage(parts: dict[str, bytes]) -> None:
+        parts["word/charts/chart1.xml"] = parts["word/charts/chart1.xml"].replace(b"<c:v>10</c:v>", b"<c:v>n/a</c:v>")
+
+    assert load_document("survey.docx", _rewrite_docx(_docx(build), damage)).pages[0].text == "Counts rose."
 
 
 def _new_page_at(run) -> None:

@@ -1,14 +1,15 @@
 """DOCX (python-docx): a DOCX has no fixed pages, but Word saves where it last laid out each new page (a "rendered"
 page break); its "pages" are the stretches between those, explicit page breaks and page-starting section breaks, so
 a page is cited by the number Word showed when the file was saved (a file never laid out by Word has only its
-explicit breaks). List items are read with their numbers ("1.", "a)", "•": docx_numbering.py). Footnotes and
-endnotes are read onto the page that refers to them: the reference becomes its mark ("[1]" for a footnote, "[i]"
-for an endnote, numbered in order as Word numbers them by default) and the note's text follows at the end of that
-page. A text box's text follows the text it is anchored in. Headers and
-footers are read once, at the top and the bottom of the first page of the section that shows them (as a PDF's
-running headers are kept where they first appear): one the section repeats from the one before is not. The archive
-and the size of the body and notes are checked (loaders/package.py) before python-docx builds the body: 64 MB of
-empty paragraphs would be 11 M lxml nodes and 1.35 GB."""
+explicit breaks). List items are read with their numbers ("1.", "a)", "•": docx_numbering.py), charts by their
+title and series (charts.py) after the text before them. Footnotes and endnotes are read onto the page that refers
+to them: the reference becomes its mark ("[1]" for a footnote, "[i]" for an endnote, numbered in order as Word
+numbers them by default) and the note's text follows at the end of that page. A text box's text follows the text
+it is anchored in. Headers and footers are read once, at the top and the bottom of the first page of the section
+that shows them (as a PDF's running headers are kept where they first appear): one the section repeats from the
+one before is not. The archive and the size of the body, notes, numbering and charts are checked
+(loaders/package.py) before python-docx builds the body: 64 MB of empty paragraphs would be 11 M lxml nodes and
+1.35 GB."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ import re
 import docx
 from docx.document import Document as WordDocument
 from docx.opc.constants import RELATIONSHIP_TYPE
-from docx.oxml import parse_xml
+from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
 
 from backend.errors import UnsupportedFileType
+from backend.ingest.loaders.charts import chart_part_text
 from backend.ingest.loaders.docx_numbering import number_lists, roman
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
 from backend.ingest.loaders.text import LoadedPages, corrupt, pages_or_no_text
@@ -33,6 +35,7 @@ _DOCX_MAIN_PART = "word/document.xml"
 # Parts read besides the body (and the headers and footers): the notes, and the list numbering definitions.
 _READ_PARTS = ("word/footnotes.xml", "word/endnotes.xml", "word/numbering.xml")
 _HEADER_AND_FOOTER_PARTS = re.compile(r"word/(header|footer)\d*\.xml")
+_CHART_PARTS = re.compile(r"word/charts/chart\d*\.xml")
 # Page breaks travel through the text as form feeds (which XML text cannot contain) until pages are split.
 _PAGE_BREAK = "\f"
 # Where Word's layout began a new page, until it is known whether an explicit break began that page already.
@@ -41,7 +44,7 @@ _RENDERED_PAGE_BREAK = "\x03"
 _SECTION_START = "\x04"
 _RENDERED_AFTER_EXPLICIT = re.compile(r"(\A|\f)([\s\x04]*?)\x03")
 _W_P, _W_TBL, _W_TR, _W_TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
-_W_SDT, _W_SDT_CONTENT = qn("w:sdt"), qn("w:sdtContent")
+_W_R, _W_SDT, _W_SDT_CONTENT = qn("w:r"), qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_BR, _W_CR, _W_NO_BREAK_HYPHEN = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:noBreakHyphen")
 # A tab, and an absolute-position one (Word's built-in headers put "Title", "Date" and "Page 3" in three columns).
 _W_TABS = (qn("w:tab"), qn("w:ptab"))
@@ -55,6 +58,7 @@ _W_DRAWING, _W_PICT, _W_TEXT_BOX = qn("w:drawing"), qn("w:pict"), qn("w:txbxCont
 _MARKUP_COMPATIBILITY = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _MC_ALTERNATE_CONTENT = f"{_MARKUP_COMPATIBILITY}AlternateContent"
 _MC_CHOICE, _MC_FALLBACK = f"{_MARKUP_COMPATIBILITY}Choice", f"{_MARKUP_COMPATIBILITY}Fallback"
+_C_CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
 # A note's reference travels through the text as its kind and id between two characters XML text cannot contain,
 # until the pages are known and it becomes the note's mark.
 _NOTE_REFERENCE = re.compile(r"\x01([fe])(-?\d+)\x02")
@@ -71,12 +75,16 @@ def load_docx(name: str, data: bytes) -> LoadedPages:
     with open_package(name, data, _KIND, _DOCX_MAIN_PART) as archive:
         parts = [
             _DOCX_MAIN_PART,
-            *(part for part in archive.namelist() if part in _READ_PARTS or _HEADER_AND_FOOTER_PARTS.fullmatch(part)),
+            *(
+                part for part in archive.namelist()
+                if part in _READ_PARTS or _HEADER_AND_FOOTER_PARTS.fullmatch(part) or _CHART_PARTS.fullmatch(part)
+            ),
         ]
         check_element_count(name, _KIND, archive, parts, too_many="paragraphs and other parts")
     try:
         document = docx.Document(io.BytesIO(data))
         number_lists(document)
+        _write_charts(document)
         notes = {kind: _notes(document, relationship) for kind, relationship in _NOTE_KINDS.items()}
         headers_and_footers = _new_headers_and_footers(document)
         body = document.element.body
@@ -85,6 +93,24 @@ def load_docx(name: str, data: bytes) -> LoadedPages:
     pages = _laid_out(_document_text(body)).split(_PAGE_BREAK)
     texts = _with_headers_and_footers(_with_notes(pages, notes), headers_and_footers)
     return LoadedPages(pages_or_no_text(name, texts), len(texts))
+
+
+def _write_charts(document: WordDocument) -> None:
+    """Each chart's text (charts.py), its lines written after the run drawing it in the document tree python-docx
+    built, so that it is read there: a chart's words and numbers are in a part of its own, not in the text. A
+    chart drawn as the fallback of another drawing is not read twice."""
+    for chart in list(document.element.body.iter(_C_CHART)):
+        part = document.part.related_parts.get(chart.get(qn("r:id")))
+        run = next(chart.iterancestors(_W_R), None)
+        if part is None or run is None or any(ancestor.tag == _MC_FALLBACK for ancestor in chart.iterancestors()):
+            continue
+        lines = OxmlElement("w:r")
+        for line in chart_part_text(part.blob).splitlines():
+            lines.append(OxmlElement("w:br"))
+            text = OxmlElement("w:t")
+            text.text = line
+            lines.append(text)
+        run.addnext(lines)
 
 
 def _notes(document: WordDocument, relationship: str) -> dict[str, str]:

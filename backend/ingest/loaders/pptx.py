@@ -1,7 +1,7 @@
 """PPTX (python-pptx): a slide is a page, numbered as in the deck. Its title comes first, then the text of its
 shapes (grouped ones too), its tables one row a line, its charts (the title, then each series a line of its
-values by category: "Axolotls: 2023: 10; 2024: 20") and its SmartArt diagrams (each node's text a line), then its
-speaker notes. python-pptx parses every XML part
+values by category: "Axolotls: 2023: 10; 2024: 20"; charts.py) and its SmartArt diagrams (each node's text a
+line), then its speaker notes. python-pptx parses every XML part
 of the package when it opens it, so all of them are counted first (loaders/package.py).
 
 A deck's footer and date, repeated on every slide, are read on the first slide that shows them (as a PDF's
@@ -14,7 +14,6 @@ import logging
 from collections.abc import Iterable, Iterator
 
 import pptx
-from pptx.chart.chart import Chart
 from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.oxml import parse_xml
 from pptx.oxml.ns import qn
@@ -23,6 +22,7 @@ from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
 from backend.errors import UnsupportedFileType
+from backend.ingest.loaders.charts import chart_text
 from backend.ingest.loaders.package import ZIP_MAGIC, check_element_count, open_package
 from backend.ingest.loaders.text import LoadedPages, corrupt, labelled, pages_or_no_text
 
@@ -103,7 +103,7 @@ def _shape_text(shape: BaseShape) -> str:
             for row in shape.table.rows
         )
     if getattr(shape, "has_chart", False):
-        return _chart_text(shape.chart)
+        return chart_text(shape.chart)
     if (diagram := shape.element.find(_DIAGRAM_PARTS)) is not None:
         return _diagram_text(shape, diagram.get(qn("r:dm")))
     return ""
@@ -123,28 +123,3 @@ def _diagram_text(shape: BaseShape, data_part: str | None) -> str:
         log.warning("a SmartArt diagram could not be read; the slide is read without it", exc_info=True)
         return ""
     return "\n".join(line for line in lines if line.strip())
-
-
-def _chart_text(chart: Chart) -> str:
-    """The chart's title, then each series a line: its name and its values, each by its category if it has
-    one. A chart python-pptx cannot read (a damaged part) costs the chart, not the deck."""
-    try:
-        lines = [chart.chart_title.text_frame.text] if chart.has_title else []
-        for plot in chart.plots:
-            categories = [str(category) for category in plot.categories]
-            for series in plot.series:
-                numbers = list(series.values)
-                labels = categories[:len(numbers)] + [""] * (len(numbers) - len(categories))
-                values = [
-                    f"{label}: {_number(value)}" if label else _number(value)
-                    for label, value in zip(labels, numbers, strict=True) if value is not None
-                ]
-                lines.append(f"{series.name}: {'; '.join(values)}" if series.name else "; ".join(values))
-    except Exception:  # python-pptx and lxml raise many types for a damaged chart part
-        log.warning("a chart could not be read; the slide is read without it", exc_info=True)
-        return ""
-    return "\n".join(line for line in lines if line.strip())
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if value.is_integer() else str(value)
