@@ -50,6 +50,7 @@ from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, Na
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders import load_document, normalise_text
+from backend.ingest.loaders.text import pages_with_text
 from backend.models import LoadedDocument
 from tests.support import pdf_files
 
@@ -436,6 +437,19 @@ def test_normalisation_rejoins_words_hyphenated_across_lines_but_keeps_a_compoun
 
     assert normalise_text(raw) == (
         "reading comprehension of left-to-right models, state-of-the-art in Question-\nAnswering"
+    )
+
+
+def test_a_compound_broken_at_its_hyphen_keeps_it_where_the_document_writes_it_so_elsewhere() -> None:
+    """Typesetting breaks "sentence-level" at its own hyphen as it breaks "docu-ment" for the line: the document
+    itself tells them apart, writing the compound whole elsewhere (here on another page) and never closed up."""
+    pages = pages_with_text([
+        "We compare sentence-level and Word-Level scores, in a data-base or database.",
+        "The sentence-\nlevel model stores each docu-\nment in the data-\nbase;\nword-\nlevel scores and token-\nlevel ones.",
+    ])
+
+    assert pages[1].text == (
+        "The sentence-level model stores each document in the database;\nword-level scores and tokenlevel ones."
     )
 
 

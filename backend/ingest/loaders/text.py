@@ -34,29 +34,65 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 # holding a hyphen already ("left-to-\nright") is a compound broken at one of its own hyphens, which stays.
 # Possessive, and anchored at a word's start: a long run of word characters is scanned once, not from each
 # of its positions (quadratic on a file of one long token).
-_HYPHENATED_LINE_BREAK = re.compile(r"(?<![\w-])(\w++(?:-\w++)*+)-\n([a-z])")
+_HYPHENATED_LINE_BREAK = re.compile(r"(?<![\w-])(\w++(?:-\w++)*+)-\n([a-z]\w*+)")
+_WORD = re.compile(r"\w++(?:-\w++)*+")
 
 
 def normalise_text(text: str) -> str:
     """NFC, ligatures expanded, line breaks unified, control characters dropped, whitespace runs collapsed,
     words hyphenated across a line break rejoined (so "compre-\nhension" is found by a search for it)."""
+    return _rejoined_lines(_cleaned(text), frozenset())
+
+
+def _cleaned(text: str) -> str:
     text = unicodedata.normalize("NFC", text).translate(_LIGATURES)
     text = _LINE_BREAKS.sub("\n", text)
     text = _CONTROL_CHARACTERS.sub("", text)
     text = _HORIZONTAL_WHITESPACE.sub(" ", text)
-    text = _SPACE_AROUND_NEWLINE.sub("\n", text)
-    text = _HYPHENATED_LINE_BREAK.sub(_rejoined, text)
-    return _BLANK_LINES.sub("\n\n", text).strip()
+    return _SPACE_AROUND_NEWLINE.sub("\n", text)
 
 
-def _rejoined(broken: re.Match) -> str:
-    word, rest = broken.groups()
-    return f"{word}-{rest}" if "-" in word else word + rest
+def _rejoined_lines(text: str, compounds: frozenset[str]) -> str:
+    """``text`` with its hyphenated line breaks rejoined, but for the lowercase ``compounds`` ("sentence-level"),
+    which keep their hyphen; its runs of blank lines made one."""
+
+    def rejoined(broken: re.Match) -> str:
+        word, rest = broken.groups()
+        compound = f"{word}-{rest}"
+        return compound if "-" in word or compound.lower() in compounds else word + rest
+
+    return _BLANK_LINES.sub("\n\n", _HYPHENATED_LINE_BREAK.sub(rejoined, text)).strip()
+
+
+def _compounds_written_whole(texts: list[str]) -> frozenset[str]:
+    """The words the texts break at a hyphen at a line end ("sentence-\nlevel") that they also write whole with
+    that hyphen ("sentence-level") and never closed up ("sentencelevel"): a typesetter broke a compound at its own
+    hyphen there, where "docu-\nment" is a word hyphenated to fit the line. Lowercase."""
+    broken = {
+        f"{word}-{rest}".lower() for text in texts for word, rest in _HYPHENATED_LINE_BREAK.findall(text)
+        if "-" not in word
+    }
+    if not broken:
+        return frozenset()
+    closed_up = {compound.replace("-", "") for compound in broken}
+    written: set[str] = set()
+    for text in texts:
+        for token in _WORD.finditer(text):
+            if (word := token[0].lower()) in broken or word in closed_up:
+                written.add(word)
+    return frozenset(
+        compound for compound in broken if compound in written and compound.replace("-", "") not in written
+    )
 
 
 def pages_with_text(texts: Iterable[str]) -> list[Page]:
-    """Normalised pages numbered by position from 1, dropping those left without text."""
-    pages = (Page(number=number, text=normalise_text(text)) for number, text in enumerate(texts, start=1))
+    """Normalised pages numbered by position from 1, dropping those left without text. A compound broken at its
+    hyphen at a line end keeps the hyphen when the document writes it so elsewhere (_compounds_written_whole)."""
+    cleaned = [_cleaned(text) for text in texts]
+    compounds = _compounds_written_whole(cleaned)
+    pages = (
+        Page(number=number, text=_rejoined_lines(text, compounds)) for number, text in enumerate(cleaned, start=1)
+    )
     return [page for page in pages if page.text]
 
 
