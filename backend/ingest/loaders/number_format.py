@@ -12,8 +12,10 @@ give every date and time they write one format showing the time: a date there re
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -79,17 +81,18 @@ def _rendered(value: object, number_format: str) -> str | None:
         section, signed = sections[1], False  # the negative section shows its own sign, if any
     elif number == 0 and len(sections) > 2:
         section = sections[2]
-    tokens = _tokens(section)
-    if not tokens or any(kind == "general" for kind, _ in tokens):
+    layout = _layout(section)
+    if layout is None:
         return f"{value:.15g}" if isinstance(value, float) else None  # 15 digits: Excel's, without float noise
-    if any(kind in ("date", "elapsed") for kind, _ in tokens):
-        return _date_text(value, tokens).strip()
+    if isinstance(layout, _DateLayout):
+        return layout.text(value).strip()
     if number is None:
         return None  # a date shown by a format for numbers: read as stored
-    return ("-" if signed else "") + _number_text(abs(number), tokens).strip()
+    return ("-" if signed else "") + layout.text(abs(number)).strip()
 
 
-def _sections(number_format: str) -> list[str]:
+@functools.lru_cache(maxsize=256)  # a sheet has few formats and many cells
+def _sections(number_format: str) -> tuple[str, ...]:
     """The format's sections, split at the semicolons outside quotes, escapes and brackets."""
     sections, start = [], 0
     for token in _TOKEN.finditer(number_format):
@@ -97,14 +100,15 @@ def _sections(number_format: str) -> list[str]:
             sections.append(number_format[start:token.start()])
             start = token.end()
     sections.append(number_format[start:])
-    return sections
+    return tuple(sections)
 
 
-def _tokens(section: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=256)
+def _tokens(section: str) -> tuple[tuple[str, str], ...]:
     """The section's tokens as (kind, text): "literal", "digit", "point", "comma", "percent", "exponent", "date",
     "elapsed", "general"; padding, fill and colours show nothing that can be read, and are left out."""
     if section.strip().lower() == "general":
-        return [("general", section)]
+        return (("general", section),)
     tokens = []
     for token in _TOKEN.finditer(section):
         if token["quoted"] is not None:
@@ -119,7 +123,7 @@ def _tokens(section: str) -> list[tuple[str, str]]:
             tokens.append(("exponent", token["exponent"][1]))
         elif (char := token["char"]) is not None:
             tokens.append(_character_token(char))
-    return tokens
+    return tuple(tokens)
 
 
 def _bracket_tokens(code: str) -> list[tuple[str, str]]:
@@ -145,86 +149,142 @@ def _character_token(char: str) -> tuple[str, str]:
     return "literal", char
 
 
-def _number_text(number: float, tokens: Sequence[tuple[str, str]]) -> str:
-    placed = [index for index, (kind, _) in enumerate(tokens) if kind in ("digit", "point", "exponent")]
-    if not placed:
-        return "".join(text for kind, text in tokens if kind in ("literal", "percent"))
-    first, last = placed[0], placed[-1]
-    inside = tokens[first:last + 1]
-    if any(kind == "literal" for kind, _ in inside) or any(kind == "slash" for kind, _ in tokens):
-        raise _Unsupported("a fraction or text between digits")
-    prefix = "".join(text for kind, text in tokens[:first] if kind in ("literal", "percent"))
-    suffix = "".join(text for kind, text in tokens[last + 1:] if kind in ("literal", "percent"))
-    number *= 100 ** sum(kind == "percent" for kind, _ in tokens)
-    exponent_at = next((index for index, (kind, _) in enumerate(inside) if kind == "exponent"), len(inside))
-    mantissa, exponent = inside[:exponent_at], inside[exponent_at:]
-    point_at = next((index for index, (kind, _) in enumerate(mantissa) if kind == "point"), len(mantissa))
-    integer, fraction = mantissa[:point_at], mantissa[point_at:]
-    integer_digits = [text for kind, text in integer if kind == "digit"]
-    fraction_digits = [text for kind, text in fraction if kind == "digit"]
-    # A comma between digits groups thousands; any other divides by a thousand ("0.0,," shows millions).
-    digits_at = [index for index, (kind, _) in enumerate(integer) if kind == "digit"]
-    grouping = sum(kind == "comma" for kind, _ in integer[digits_at[0]:digits_at[-1]]) if digits_at else 0
-    number /= 1000 ** (sum(kind == "comma" for kind, _ in tokens) - grouping)
-    if exponent:
-        text = _scientific(number, integer_digits, fraction_digits, exponent)
-    else:
-        text = _fixed(number, integer_digits, fraction_digits, grouping > 0, has_point=bool(fraction))
-    return prefix + text + suffix
+@functools.lru_cache(maxsize=256)  # a sheet has few formats and many cells
+def _layout(section: str) -> _NumberLayout | _DateLayout | None:
+    """How the section lays a value out; None for General (and an empty section)."""
+    tokens = _tokens(section)
+    if not tokens or any(kind == "general" for kind, _ in tokens):
+        return None
+    if any(kind in ("date", "elapsed") for kind, _ in tokens):
+        return _DateLayout.of(tokens)
+    return _NumberLayout.of(tokens)
 
 
-def _fixed(number: float, integer_digits: list[str], fraction_digits: list[str], grouped: bool,
-           has_point: bool) -> str:
-    rounded = decimal.Decimal(repr(float(number))).quantize(
-        decimal.Decimal(1).scaleb(-len(fraction_digits)), rounding=decimal.ROUND_HALF_UP
-    )
-    whole, _, decimals = f"{rounded:f}".partition(".")
-    whole = whole.lstrip("0").rjust(integer_digits.count("0"), "0")
-    if grouped:
-        whole = f"{int(whole):,}" if whole else ""
-    # Decimals past the last "0" placeholder show only when they are not zero.
-    required = max((index + 1 for index, digit in enumerate(fraction_digits) if digit == "0"), default=0)
-    decimals = decimals[:required] + decimals[required:].rstrip("0")
-    return whole + ("." + decimals if has_point else "")
+@dataclasses.dataclass(frozen=True)
+class _NumberLayout:
+    prefix: str
+    suffix: str
+    scale: float  # 100 for each percent sign, 1/1000 for each comma that is no thousands separator
+    integer_zeros: int  # the integer digits always shown ("000" shows 7 as 007)
+    integer_digits: int
+    engineering: bool  # "##0.0E+0": the exponent a multiple of the integer digits' count
+    fraction_digits: int
+    fraction_zeros: int  # the decimals always shown; those past them only when they are not zero
+    grouped: bool
+    has_point: bool
+    exponent: tuple[str, int] | None  # its sign shown for positive exponents ("+" or ""), and its digits
+
+    @classmethod
+    def of(cls, tokens: Sequence[tuple[str, str]]) -> _NumberLayout:
+        if any(kind == "slash" for kind, _ in tokens):
+            raise _Unsupported("a fraction")
+        placed = [index for index, (kind, _) in enumerate(tokens) if kind in ("digit", "point", "exponent")]
+        first, last = (placed[0], placed[-1]) if placed else (len(tokens), len(tokens) - 1)
+        inside = tokens[first:last + 1]
+        if any(kind == "literal" for kind, _ in inside):
+            raise _Unsupported("text between digits")
+        exponent_at = next((index for index, (kind, _) in enumerate(inside) if kind == "exponent"), len(inside))
+        mantissa, exponent = inside[:exponent_at], inside[exponent_at:]
+        point_at = next((index for index, (kind, _) in enumerate(mantissa) if kind == "point"), len(mantissa))
+        integer, fraction = mantissa[:point_at], mantissa[point_at:]
+        integer_digits = [text for kind, text in integer if kind == "digit"]
+        fraction_digits = [text for kind, text in fraction if kind == "digit"]
+        # A comma between digits groups thousands; any other divides by a thousand ("0.0,," shows millions).
+        digits_at = [index for index, (kind, _) in enumerate(integer) if kind == "digit"]
+        grouping = sum(kind == "comma" for kind, _ in integer[digits_at[0]:digits_at[-1]]) if digits_at else 0
+        commas = sum(kind == "comma" for kind, _ in tokens)
+        return cls(
+            prefix="".join(text for kind, text in tokens[:first] if kind in ("literal", "percent")),
+            suffix="".join(text for kind, text in tokens[last + 1:] if kind in ("literal", "percent")),
+            scale=100 ** sum(kind == "percent" for kind, _ in tokens) / 1000 ** (commas - grouping),
+            integer_zeros=integer_digits.count("0"),
+            integer_digits=len(integer_digits),
+            engineering="#" in integer_digits and len(integer_digits) > 1,
+            fraction_digits=len(fraction_digits),
+            fraction_zeros=max((index + 1 for index, digit in enumerate(fraction_digits) if digit == "0"), default=0),
+            grouped=grouping > 0,
+            has_point=bool(fraction),
+            exponent=(exponent[0][1], sum(kind == "digit" for kind, _ in exponent)) if exponent else None,
+        )
+
+    def text(self, number: float) -> str:
+        number *= self.scale
+        shown = self._scientific(number) if self.exponent else self._fixed(number, self.integer_zeros, self.grouped)
+        return self.prefix + shown + self.suffix
+
+    def _fixed(self, number: float, integer_zeros: int, grouped: bool) -> str:
+        rounded = decimal.Decimal(repr(float(number))).quantize(
+            decimal.Decimal(1).scaleb(-self.fraction_digits), rounding=decimal.ROUND_HALF_UP
+        )
+        whole, _, decimals = f"{rounded:f}".partition(".")
+        whole = whole.lstrip("0").rjust(integer_zeros, "0")
+        if grouped and whole:
+            whole = f"{int(whole):,}"
+        decimals = decimals[:self.fraction_zeros] + decimals[self.fraction_zeros:].rstrip("0")
+        return whole + ("." + decimals if self.has_point else "")
+
+    def _scientific(self, number: float) -> str:
+        assert self.exponent is not None
+        step = self.integer_digits if self.engineering else 1
+        power = math.floor(math.log10(number)) if number else 0
+        power -= power % step
+        mantissa = self._fixed(number / 10**power, 1, grouped=False)
+        if step == 1 and float(mantissa) >= 10:  # 9.996 shown as 10.00E+0 is 1.00E+1
+            power += 1
+            mantissa = self._fixed(number / 10**power, 1, grouped=False)
+        positive_sign, width = self.exponent
+        return f"{mantissa}E{'-' if power < 0 else positive_sign}{abs(power):0{width}d}"
 
 
-def _scientific(number: float, integer_digits: list[str], fraction_digits: list[str],
-                exponent: Sequence[tuple[str, str]]) -> str:
-    # "##0.0E+0" is engineering notation: the exponent a multiple of the integer digits' count.
-    step = len(integer_digits) if "#" in integer_digits else 1
-    power = math.floor(math.log10(number)) if number else 0
-    power -= power % step
-    mantissa = _fixed(number / 10**power, ["0"], fraction_digits, grouped=False, has_point=bool(fraction_digits))
-    if step == 1 and float(mantissa) >= 10:  # 9.996 shown as 10.00E+0 is 1.00E+1
-        power += 1
-        mantissa = _fixed(number / 10**power, ["0"], fraction_digits, grouped=False, has_point=bool(fraction_digits))
-    sign = "-" if power < 0 else ("+" if exponent[0][1] == "+" else "")
-    width = sum(kind == "digit" for kind, _ in exponent)
-    return f"{mantissa}E{sign}{abs(power):0{width}d}"
+@dataclasses.dataclass(frozen=True)
+class _DateLayout:
+    parts: tuple[tuple[str, str], ...]  # ("text", …), ("date", code), ("minute", code), ("elapsed", code)
+    twelve_hour: bool
+    fraction_digits: int  # of a second (ss.00)
 
+    @classmethod
+    def of(cls, tokens: Sequence[tuple[str, str]]) -> _DateLayout:
+        codes = [index for index, (kind, _) in enumerate(tokens) if kind in ("date", "elapsed")]
+        parts: list[tuple[str, str]] = []
+        fraction_digits = 0
+        for order, index in enumerate(codes):
+            kind, code = tokens[index]
+            # An "m" right after hours or right before seconds is minutes, any other a month.
+            before = tokens[codes[order - 1]][1] if order else ""
+            after = tokens[codes[order + 1]][1] if order + 1 < len(codes) else ""
+            if kind == "date" and code[0] == "m" and (before.startswith("h") or after.startswith("s")):
+                kind = "minute"
+            parts.append((kind, code))
+            following = tokens[index + 1:codes[order + 1] if order + 1 < len(codes) else len(tokens)]
+            if code[0] == "s" and following and following[0][0] == "point":  # ss.00: hundredths of a second
+                fraction_digits = next(
+                    (count for count, (k, _) in enumerate(following[1:]) if k != "digit"), len(following) - 1
+                )
+                parts.append(("fraction", ""))
+                following = following[1 + fraction_digits:]
+            parts.extend(("text", text) for kind, text in following if kind != "digit")
+        leading = [("text", text) for kind, text in tokens[:codes[0]] if kind != "digit"]
+        twelve_hour = any(code in ("am/pm", "a/p") for kind, code in parts if kind == "date")
+        return cls(tuple(leading + parts), twelve_hour, fraction_digits)
 
-def _date_text(value: object, tokens: Sequence[tuple[str, str]]) -> str:
-    moment, elapsed = _moment(value)
-    twelve_hour = any(kind == "date" and text in ("am/pm", "a/p") for kind, text in tokens)
-    show_fraction = _fraction_width(tokens)
-    if not show_fraction:  # shown to the second, a time is rounded to it
-        elapsed = round(elapsed)
-        moment = moment.replace(microsecond=0) + datetime.timedelta(seconds=moment.microsecond >= 500_000)
-    parts = []
-    for index, (kind, text) in enumerate(tokens):
-        if kind == "elapsed":
-            unit = {"h": 3600, "m": 60, "s": 1}[text[0]]
-            parts.append(f"{int(elapsed // unit):0{len(text)}d}")
-        elif kind == "date":
-            parts.append(_date_part(moment, text, _is_minute(tokens, index), twelve_hour))
-        elif kind in ("literal", "comma", "percent", "slash"):
-            parts.append(text)
-        elif kind == "point" and show_fraction:
-            fraction = f"{moment.microsecond / 1_000_000:.{show_fraction}f}"
-            parts.append(fraction[1:])
-        elif kind != "digit":
-            parts.append(text)
-    return "".join(parts)
+    def text(self, value: object) -> str:
+        moment, elapsed = _moment(value)
+        if not self.fraction_digits:  # shown to the second, a time is rounded to it
+            elapsed = round(elapsed)
+            moment = moment.replace(microsecond=0) + datetime.timedelta(seconds=moment.microsecond >= 500_000)
+        shown = []
+        for kind, code in self.parts:
+            if kind == "text":
+                shown.append(code)
+            elif kind == "elapsed":
+                shown.append(f"{int(elapsed // {'h': 3600, 'm': 60, 's': 1}[code[0]]):0{len(code)}d}")
+            elif kind == "minute":
+                shown.append(f"{moment.minute:0{min(len(code), 2)}d}")
+            elif kind == "fraction":
+                shown.append(f"{moment.microsecond / 1_000_000:.{self.fraction_digits}f}"[1:])
+            else:
+                shown.append(_date_part(moment, code, self.twelve_hour))
+        return "".join(shown)
 
 
 def _moment(value: object) -> tuple[datetime.datetime, float]:
@@ -247,33 +307,13 @@ def _moment(value: object) -> tuple[datetime.datetime, float]:
     return moment, (moment - datetime.datetime(1899, 12, 30)).total_seconds()
 
 
-def _fraction_width(tokens: Sequence[tuple[str, str]]) -> int:
-    """How many digits of a second the format shows (ss.00): the zeros after a point after the seconds."""
-    for index, (kind, text) in enumerate(tokens[:-1]):
-        if kind in ("date", "elapsed") and text.lstrip("[")[0] == "s" and tokens[index + 1][0] == "point":
-            rest = tokens[index + 2:]
-            return next((count for count, (k, _) in enumerate(rest) if k != "digit"), len(rest))
-    return 0
-
-
-def _is_minute(tokens: Sequence[tuple[str, str]], index: int) -> bool:
-    """An "m" right after hours or right before seconds is minutes, any other a month."""
-    date_parts = [(position, text) for position, (kind, text) in enumerate(tokens) if kind in ("date", "elapsed")]
-    at = next(order for order, (position, _) in enumerate(date_parts) if position == index)
-    before = date_parts[at - 1][1] if at > 0 else ""
-    after = date_parts[at + 1][1] if at + 1 < len(date_parts) else ""
-    return before.startswith("h") or after.startswith("s")
-
-
-def _date_part(moment: datetime.datetime, code: str, is_minute: bool, twelve_hour: bool) -> str:
+def _date_part(moment: datetime.datetime, code: str, twelve_hour: bool) -> str:
     letter, width = code[0], len(code)
     if code in ("am/pm", "a/p"):
         marker = "AM" if moment.hour < 12 else "PM"
         return marker if code == "am/pm" else marker[0]
     if letter in "ye":
         return str(moment.year) if width > 2 or letter == "e" else f"{moment.year % 100:02d}"
-    if letter == "m" and is_minute:
-        return f"{moment.minute:0{min(width, 2)}d}"
     if letter == "m":
         name = _MONTHS[moment.month - 1]
         return {1: str(moment.month), 2: f"{moment.month:02d}", 3: name[:3], 5: name[0]}.get(width, name)
