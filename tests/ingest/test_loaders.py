@@ -697,6 +697,43 @@ def test_docx_list_number_templates_name_every_level() -> None:
     ]
 
 
+def test_docx_list_numbers_come_from_paragraph_styles_and_list_styles() -> None:
+    """Headings numbered by their style (a style based on another keeping its list, at its own level), through a
+    list style (a definition linking to the one that holds the levels), as Word's multilevel lists are."""
+    def build(document: WordDocument) -> None:
+        numbering = document.part.numbering_part.element
+        levels = "".join(
+            f'<w:lvl w:ilvl="{level}"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="{text}"/>'
+            "</w:lvl>"
+            for level, text in ((0, "%1"), (1, "%1.%2"))
+        )
+        numbering.insert(0, parse_xml(
+            f'<w:abstractNum {_W_NAMESPACE} w:abstractNumId="71"><w:styleLink w:val="Outline"/>{levels}'
+            "</w:abstractNum>"
+        ))
+        numbering.insert(0, parse_xml(
+            f'<w:abstractNum {_W_NAMESPACE} w:abstractNumId="70"><w:numStyleLink w:val="Outline"/></w:abstractNum>'
+        ))
+        numbering.append(parse_xml(f'<w:num {_W_NAMESPACE} w:numId="71"><w:abstractNumId w:val="71"/></w:num>'))
+        numbering.append(parse_xml(f'<w:num {_W_NAMESPACE} w:numId="70"><w:abstractNumId w:val="70"/></w:num>'))
+        styles = document.styles.element
+        for style_type, style_id, based_on, numbering_properties in (
+            ("numbering", "Outline", "", '<w:numId w:val="71"/>'),
+            ("paragraph", "Chapter", "", '<w:numId w:val="70"/>'),
+            ("paragraph", "Section", '<w:basedOn w:val="Chapter"/>', '<w:ilvl w:val="1"/>'),
+        ):
+            styles.append(parse_xml(
+                f'<w:style {_W_NAMESPACE} w:type="{style_type}" w:styleId="{style_id}">{based_on}'
+                f"<w:pPr><w:numPr>{numbering_properties}</w:numPr></w:pPr></w:style>"
+            ))
+        for text, style in (("Scope", "Chapter"), ("Terms", "Section"), ("Exceptions", "Section"), ("Duties", "Chapter")):
+            document.add_paragraph(text)._p.get_or_add_pPr().get_or_add_pStyle().val = style
+
+    assert load_document("contract.docx", _docx(build)).pages[0].text.splitlines() == [
+        "1 Scope", "1.1 Terms", "1.2 Exceptions", "2 Duties",
+    ]
+
+
 def test_docx_numbering_that_cannot_be_read_costs_the_numbers_not_the_document() -> None:
     def build(document: WordDocument) -> None:
         _outline_list(document)
