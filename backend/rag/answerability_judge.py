@@ -1,0 +1,72 @@
+"""Who decides whether the closest passages answer the question: the evidence rules, the configured model, or both.
+
+- ``evidence`` (the default): the rules of answerability.py alone. The bundled 135M model cannot judge this
+  (docs/benchmarks.md, answerability), and the decision may not depend on it.
+- ``model``: a capable model reads the passages and replies ANSWERABLE: YES or NO.
+- ``both``: the rules first; the model is asked only when they find no answer-bearing sentence. The rules' "yes"
+  needs a sentence holding the kind of answer asked for and the question's key terms, so it is rarely wrong; their
+  misses are answerable questions worded apart from their answer, or answers in tables and scans (held-out test3:
+  0.267 answered), which is what a model reading the passages recovers. A rules' "yes" also costs no model call.
+
+Whenever the model is asked but cannot decide — too busy for the answer's patience, unreachable, or its reply
+unreadable — the rules decide instead: never an error for the asker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from backend.llm.base import LLMUnavailable
+from backend.llm.scheduler import ModelBusy
+from backend.models import Passage
+from backend.rag.answerability import AnswerabilityPolicy, Similarity, Verdict, judge
+from backend.rag.answerability_model import parse_answerable
+
+log = logging.getLogger(__name__)
+
+AnswerabilityJudge = Literal["evidence", "model", "both"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    answerable: bool
+    verdict: Verdict  # the rules', always read: their answer-bearing sentence is quoted first when there is one
+    judged_by: Literal["evidence", "model"]
+    fallback: str | None = None  # why the rules decided although the model was asked
+
+    @property
+    def model_busy(self) -> bool:
+        return self.fallback == "model busy"
+
+    def describe(self) -> str:
+        return self.judged_by if self.fallback is None else f"{self.judged_by}, {self.fallback}"
+
+
+def decide(
+    mode: AnswerabilityJudge,
+    question: str,
+    passages: Sequence[Passage],
+    policy: AnswerabilityPolicy,
+    similarity: Similarity,
+    ask_model: Callable[[], str],
+) -> Decision:
+    """``ask_model`` returns the model's raw reply to the answerability prompt over ``passages``; it may raise
+    ModelBusy or LLMUnavailable (a Stop while waiting, TurnCancelled, passes through)."""
+    verdict = judge(question, passages, policy, similarity)
+    if mode == "evidence" or (mode == "both" and verdict.answerable):
+        return Decision(verdict.answerable, verdict, "evidence")
+    try:
+        reply = ask_model()
+    except ModelBusy:
+        return Decision(verdict.answerable, verdict, "evidence", "model busy")
+    except LLMUnavailable:
+        log.warning("answerability: the model could not be asked; the evidence rules decide", exc_info=True)
+        return Decision(verdict.answerable, verdict, "evidence", "model unavailable")
+    answerable = parse_answerable(reply)
+    if answerable is None:
+        log.warning("answerability: no verdict in the model's reply %r; the evidence rules decide", reply[:200])
+        return Decision(verdict.answerable, verdict, "evidence", "model reply unreadable")
+    return Decision(answerable, verdict, "model")
