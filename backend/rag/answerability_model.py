@@ -1,5 +1,6 @@
 """The model's side of answerability: the prompt a capable LLM is asked whether the closest passages answer the
-question, and a tolerant parser of its reply (the rules' side is answerability.py; who decides, answerability_judge.py)."""
+question, and a tolerant parser of its reply (the rules' side is answerability.py; who decides,
+answerability_judge.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from backend.models import Passage
 from backend.rag.citations import build_context
 
 ANSWERABILITY_PROMPT = """You decide whether the SOURCES answer the QUESTION.
-Say YES only if a source states the answer itself: a name for "who", a date for "when", a number for
-"how many". Sources about the same topic that do not state the answer do not answer it.
+They answer it only if a source states the answer itself: a name for "who", a date for "when", a number
+for "how many". Sources about the same topic that do not state the answer do not answer it.
 Do not use outside knowledge.
 
 SOURCES:
@@ -20,11 +21,17 @@ SOURCES:
 
 QUESTION: {question}
 
-Reply in exactly this format:
-ANSWERABLE: YES or NO"""
+Reply with JSON only: {{"answerable": true}} or {{"answerable": false}}"""
 
-# A verdict is a few tokens; room for a model that adds a sentence of reasons after it.
-ANSWERABILITY_PARAMS = GenerationParams(max_tokens=24, temperature=0.0)
+# The reply is held to this schema where the provider can (a grammar for llama.cpp, response_format for an
+# OpenAI-compatible server, format for Ollama), as the intent router's is: a small model then still gives a
+# verdict, not an answer to the question. A server that ignores the schema may reply in prose; the parser reads it.
+_VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {"answerable": {"type": "boolean"}},
+    "required": ["answerable"],
+}
+ANSWERABILITY_PARAMS = GenerationParams(max_tokens=24, temperature=0.0, json_schema=_VERDICT_SCHEMA)
 
 
 def answerability_messages(
@@ -38,10 +45,13 @@ def answerability_messages(
 
 _MARKUP = re.compile(r"[*_`#>]+")
 _VALUE = r"(?P<value>yes|no|true|false)\b"
-# The prompt's own "YES or NO" echoed back is no verdict.
-_NOT_A_CHOICE = r"(?!\s*(?:or|/|\|)\s*(?:yes|no|true|false)\b)"
-_FIELD = re.compile(rf"\banswerable\b[\"']?\s*[:=\-–]\s*[\"'\[(]?\s*{_VALUE}{_NOT_A_CHOICE}", re.IGNORECASE)
-_LEADING = re.compile(rf"^\W*{_VALUE}{_NOT_A_CHOICE}", re.IGNORECASE)
+_EITHER = r"(?:yes|no|true|false)\b"
+# The prompt's own choice echoed back ("YES or NO", '{"answerable": true} or {"answerable": false}') is no verdict.
+_CHOICE = re.compile(
+    rf"\b{_EITHER}[\"'}}\s]*(?:or|/|\|)\s*\{{?\s*(?:[\"']?answerable[\"']?\s*[:=]\s*)?{_EITHER}", re.IGNORECASE
+)
+_FIELD = re.compile(rf"\banswerable\b[\"']?\s*[:=\-–]\s*[\"'\[(]?\s*{_VALUE}", re.IGNORECASE)
+_LEADING = re.compile(rf"^\W*{_VALUE}", re.IGNORECASE)
 _PROSE_NO = re.compile(
     r"\b(?:not|cannot|can't|don't|doesn't|do not|does not)\b[^.\n]{0,30}?\banswer"
     r"|\bunanswerable\b"
@@ -56,10 +66,10 @@ _WORDS = {"yes": True, "true": True, "no": False, "false": False}
 
 
 def parse_answerable(reply: str) -> bool | None:
-    """ANSWERABLE: YES / NO from a reply, tolerant of case, markdown, JSON ({"answerable": false}), a bare "Yes."
-    or "No, …" and prose ("the sources do not answer the question"). None when no verdict can be read: an empty
-    reply, the prompt's "YES or NO" echoed, or words that say neither."""
-    plain = _MARKUP.sub("", reply).strip()
+    """The verdict from a reply: JSON ({"answerable": false}) or a field line ("ANSWERABLE: YES"), tolerant of
+    case, markdown, a bare "Yes." or "No, …" and prose ("the sources do not answer the question"). None when no
+    verdict can be read: an empty reply, the prompt's choice echoed, or words that say neither."""
+    plain = _CHOICE.sub(" ", _MARKUP.sub("", reply)).strip()
     if field := _FIELD.search(plain):
         return _WORDS[field["value"].casefold()]
     if leading := _LEADING.match(plain):

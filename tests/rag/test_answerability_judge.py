@@ -32,6 +32,8 @@ BUILT = {"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2]
         ("Answerable - yes, [Source 1] states it", True),
         ('{"answerable": false, "reason": "no source names the builder"}', False),
         ('```json\n{"answerable": true}\n```', True),
+        ('{"answerable":false}', False),
+        ("{'answerable': True}", True),
         ("Yes.", True),
         ("NO", False),
         ("No, the sources only describe the bridge.", False),
@@ -57,6 +59,7 @@ def test_the_verdict_is_read_from_messy_replies(reply, verdict):
         "   \n",
         "ANSWERABLE: YES or NO",  # the format echoed, no verdict
         "ANSWERABLE: YES/NO",
+        '{"answerable": true} or {"answerable": false}',
         "The answer is: 2",  # the bundled model's reply seen on the dev split
         "The sources used to pre-train BERT are:\n1. Academic_2col_bert (Page 3",
         "I think so",
