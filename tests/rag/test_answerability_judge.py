@@ -3,6 +3,8 @@ and its fallbacks to the evidence rules, and the graph when the judge found the 
 stores and embedder; the language model is scripted (the 135M model cannot be made to judge either way on
 demand) except where a real server that is down is the point."""
 
+import threading
+
 import pytest
 from pydantic import ValidationError
 
@@ -152,6 +154,25 @@ def test_the_model_judges_in_the_graph_and_a_busy_model_gets_the_evidence_answer
     assert result.answer_kind == "extractive" and result.evidence_reason == "busy"
     assert result.answer.startswith(BUSY_EVIDENCE_PREFIX) and "16 and 18 degrees" in result.answer
     assert not any(step.startswith("generate") for step in result.processing_steps)
+
+
+def test_a_question_waiting_for_the_judge_is_told_its_place_and_stop_takes_it_out(tmp_path, make_services):
+    llm = ScriptedLLM("ANSWERABLE: YES", GROUNDED)
+    services = make_services(tmp_path / "data", llm=llm, answerability_judge="model")
+    services.ingestion.ingest("pets", "care.txt", CARE.encode())
+    cancel = threading.Event()
+    events = []
+    with model_busy(services.llm.scheduler):
+        for event in services.pipeline.stream(
+            "What water temperature do axolotls need?", chat_id="pets", session_id="s1", cancel=cancel
+        ):
+            events.append(event)
+            if event["type"] == "status" and event["stage"] == "queued":
+                cancel.set()  # Stop, while the judge waits for the model
+        assert services.llm.scheduler.waiting == 0
+    stages = [e["stage"] for e in events if e["type"] == "status"]
+    assert stages[-2:] == ["judging", "queued"] and "result" not in [e["type"] for e in events]
+    assert llm.prompts == [] and services.memory.history("s1") == []
 
 
 def test_the_judge_is_a_setting_the_container_hands_to_the_graph(tmp_path, make_services, monkeypatch):

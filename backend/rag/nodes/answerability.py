@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from backend.rag.answerability import closest_passages, similarity_to
 from backend.rag.answerability_judge import decide
 from backend.rag.answerability_model import ANSWERABILITY_PARAMS, answerability_messages
@@ -21,8 +23,9 @@ def judge_answerability(state: RAGState, deps: RAGDeps) -> RAGState:
         messages = answerability_messages(
             question, passages, deps.llm.count_tokens, deps.limits.context_budget_tokens
         )
-        # In this chat's line, with the answer's patience: a model too busy to judge is too busy to write.
-        waiter = model_waiter(state["chat_id"], deps.limits.queue_patience_seconds, announce=False)
+        # In this chat's line, with the answer's patience (a model too busy to judge is too busy to write), telling
+        # the asker their place; the turn is not the writing of the answer.
+        waiter = replace(model_waiter(state["chat_id"], deps.limits.queue_patience_seconds), on_turn=None)
         reply = deps.llm.complete(messages, ANSWERABILITY_PARAMS, waiter=waiter)
         ensure_not_cancelled()  # a provider told to stop ends its reply quietly: what came is no verdict
         return reply
