@@ -201,7 +201,7 @@ def _eval_answerability(args: argparse.Namespace, settings: Settings) -> int:
         report, retrieved = run_answerability_eval(
             services, args.questions, args.shared_data, split=args.split, policy=policy,
             distractors=args.distractors, log=lambda message: print(message, file=sys.stderr),
-            judge=args.judge, limit=args.limit,
+            judge_mode=args.judge, limit=args.limit,
         )
         print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
         if args.sweep:

@@ -22,7 +22,7 @@ from backend.embeddings import Embedder
 from backend.eval.beir import load_beir
 from backend.eval.metrics import percentile
 from backend.models import Passage
-from backend.rag.answerability import AnswerabilityPolicy, Similarity, closest_passages, similarity_to
+from backend.rag.answerability import AnswerabilityPolicy, Similarity, closest_passages, judge, similarity_to
 from backend.rag.answerability_judge import AnswerabilityJudge, decide
 from backend.rag.answerability_model import ANSWERABILITY_PARAMS, answerability_messages
 
@@ -128,20 +128,19 @@ def retrieve_all(services: Services, questions: Iterable[LabelledQuestion]) -> l
 
 def judge_one(
     retrieved: Retrieved, policy: AnswerabilityPolicy, similarity: Similarity,
-    judge: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
+    judge_mode: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
 ) -> Outcome:
     """The graph's decision for one question: nothing graded (the model is not asked then), or no answer found by
-    ``judge``, is "not found"."""
+    ``judge_mode``, is "not found"."""
     started = time.perf_counter()
     question = retrieved.question
     kept = closest_passages(retrieved.graded, policy.relevance_margin)
-    decision = decide(
-        judge if kept and ask_model is not None else "evidence", question.question, kept, policy, similarity,
-        lambda: ask_model(question.question, kept),
-    )
+    verdict = judge(question.question, kept, policy, similarity)
+    mode = judge_mode if kept and ask_model is not None else "evidence"
+    decision = decide(mode, verdict, lambda: ask_model(question.question, kept))
     ms = (time.perf_counter() - started) * 1000
     return Outcome(question.id, question.answerable, bool(kept) and decision.answerable, len(retrieved.graded),
-                   len(kept), decision.verdict.coverage, decision.verdict.answer_type, ms, decision.describe())
+                   len(kept), verdict.coverage, verdict.answer_type, ms, decision.describe())
 
 
 def model_asker(services: Services) -> AskModel:
@@ -157,9 +156,9 @@ def model_asker(services: Services) -> AskModel:
 
 def score(
     retrieved: Sequence[Retrieved], policy: AnswerabilityPolicy, split: str, embedder: Embedder,
-    judge: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
+    judge_mode: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
 ) -> AnswerabilityReport:
-    outcomes = [judge_one(r, policy, similarity_to(r.question.question, embedder), judge, ask_model)
+    outcomes = [judge_one(r, policy, similarity_to(r.question.question, embedder), judge_mode, ask_model)
                 for r in retrieved]
     by_corpus = {
         corpus: _shares([o for o, r in zip(outcomes, retrieved) if r.question.corpus == corpus])
@@ -216,19 +215,19 @@ def run_answerability_eval(
     policy: AnswerabilityPolicy,
     distractors: int,
     log: Callable[[str], None],
-    judge: AnswerabilityJudge = "evidence",
+    judge_mode: AnswerabilityJudge = "evidence",
     limit: int | None = None,
 ) -> tuple[AnswerabilityReport, list[Retrieved]]:
-    """``judge`` other than "evidence" asks the configured model as the graph would; ``limit`` takes the split's
+    """``judge_mode`` other than "evidence" asks the configured model as the graph would; ``limit`` takes the split's
     first questions only (in the file's order), for a slow model."""
     questions = [q for q in load_questions(questions_path) if split in ("all", q.split)][:limit]
     log(f"ingesting the documents of {len(questions)} questions…")
     ingest_corpora(services, questions, shared_data, distractors)
     log("retrieving…")
     retrieved = retrieve_all(services, questions)
-    log(f"judging ({judge})…")
-    ask_model = model_asker(services) if judge != "evidence" else None
-    return score(retrieved, policy, split, services.embedder, judge, ask_model), retrieved
+    log(f"judging ({judge_mode})…")
+    ask_model = model_asker(services) if judge_mode != "evidence" else None
+    return score(retrieved, policy, split, services.embedder, judge_mode, ask_model), retrieved
 
 
 def _shares(outcomes: Sequence[Outcome]) -> dict[str, float]:

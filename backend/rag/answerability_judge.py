@@ -15,14 +15,13 @@ unreadable — the rules decide instead: never an error for the asker.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from backend.llm.base import LLMUnavailable
 from backend.llm.scheduler import ModelBusy
-from backend.models import Passage
-from backend.rag.answerability import AnswerabilityPolicy, Similarity, Verdict, judge
+from backend.rag.answerability import Verdict
 from backend.rag.answerability_model import parse_answerable
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,6 @@ AnswerabilityJudge = Literal["evidence", "model", "both"]
 @dataclass(frozen=True)
 class Decision:
     answerable: bool
-    verdict: Verdict  # the rules', always read: their answer-bearing sentence is quoted first when there is one
     judged_by: Literal["evidence", "model"]
     fallback: str | None = None  # why the rules decided although the model was asked
 
@@ -45,28 +43,21 @@ class Decision:
         return self.judged_by if self.fallback is None else f"{self.judged_by}, {self.fallback}"
 
 
-def decide(
-    mode: AnswerabilityJudge,
-    question: str,
-    passages: Sequence[Passage],
-    policy: AnswerabilityPolicy,
-    similarity: Similarity,
-    ask_model: Callable[[], str],
-) -> Decision:
-    """``ask_model`` returns the model's raw reply to the answerability prompt over ``passages``; it may raise
-    ModelBusy or LLMUnavailable (a Stop while waiting, TurnCancelled, passes through)."""
-    verdict = judge(question, passages, policy, similarity)
+def decide(mode: AnswerabilityJudge, verdict: Verdict, ask_model: Callable[[], str]) -> Decision:
+    """``verdict`` is the rules' (answerability.judge) over the closest passages; ``ask_model`` returns the model's
+    raw reply to the answerability prompt over the same passages, and may raise ModelBusy or LLMUnavailable (a
+    Stop while waiting, TurnCancelled, passes through)."""
     if mode == "evidence" or (mode == "both" and verdict.answerable):
-        return Decision(verdict.answerable, verdict, "evidence")
+        return Decision(verdict.answerable, "evidence")
     try:
         reply = ask_model()
     except ModelBusy:
-        return Decision(verdict.answerable, verdict, "evidence", "model busy")
+        return Decision(verdict.answerable, "evidence", "model busy")
     except LLMUnavailable:
         log.warning("answerability: the model could not be asked; the evidence rules decide", exc_info=True)
-        return Decision(verdict.answerable, verdict, "evidence", "model unavailable")
+        return Decision(verdict.answerable, "evidence", "model unavailable")
     answerable = parse_answerable(reply)
     if answerable is None:
         log.warning("answerability: no verdict in the model's reply %r; the evidence rules decide", reply[:200])
-        return Decision(verdict.answerable, verdict, "evidence", "model reply unreadable")
-    return Decision(answerable, verdict, "model")
+        return Decision(verdict.answerable, "evidence", "model reply unreadable")
+    return Decision(answerable, "model")

@@ -26,7 +26,7 @@ def test_the_model_judge_decides_and_the_report_says_so(tmp_path, make_services,
     def run(judge, limit=None):
         return run_answerability_eval(
             services, questions, shared_data, split="test", policy=AnswerabilityPolicy(), distractors=0,
-            log=print, judge=judge, limit=limit,
+            log=print, judge_mode=judge, limit=limit,
         )[0]
 
     report = run("model")

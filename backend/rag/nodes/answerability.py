@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from backend.rag.answerability import closest_passages, similarity_to
+from backend.rag.answerability import closest_passages, judge, similarity_to
 from backend.rag.answerability_judge import decide
 from backend.rag.answerability_model import ANSWERABILITY_PARAMS, answerability_messages
 from backend.rag.deps import RAGDeps
@@ -30,11 +30,8 @@ def judge_answerability(state: RAGState, deps: RAGDeps) -> RAGState:
         ensure_not_cancelled()  # a provider told to stop ends its reply quietly: what came is no verdict
         return reply
 
-    decision = decide(
-        deps.answerability_judge, question, passages, deps.answerability,
-        similarity_to(question, deps.embedder), ask_model,
-    )
-    verdict = decision.verdict
+    verdict = judge(question, passages, deps.answerability, similarity_to(question, deps.embedder))
+    decision = decide(deps.answerability_judge, verdict, ask_model)
     how = f"{verdict.answer_type}, coverage {verdict.coverage:.2f}"
     if verdict.similarity is not None:
         how += f", similarity {verdict.similarity:.2f}"
