@@ -2,11 +2,13 @@
 
 - ``evidence`` (the default): the rules of answerability.py alone. The bundled 135M model cannot judge this
   (docs/benchmarks.md, answerability), and the decision may not depend on it.
-- ``model``: a capable model reads the passages and replies ANSWERABLE: YES or NO.
-- ``both``: the rules first; the model is asked only when they find no answer-bearing sentence. The rules' "yes"
-  needs a sentence holding the kind of answer asked for and the question's key terms, so it is rarely wrong; their
-  misses are answerable questions worded apart from their answer, or answers in tables and scans (held-out test3:
-  0.267 answered), which is what a model reading the passages recovers. A rules' "yes" also costs no model call.
+- ``model``: a capable model reads the passages and replies whether they answer (answerability_model.py).
+- ``both``: the rules first; the model is asked only when they find no answer-bearing sentence. A wrong "yes" of
+  the rules still meets the model, which writes the answer from the same passages and is told to say "The
+  documents do not contain this information" when they do not (generate recognises it: not found); a wrong "no"
+  never would. The rules' misses are the weaker side on held-out questions — answerable questions worded apart
+  from their answer, answers in tables and scans (test3: 0.267 answered, 0.667 not found) — and are what a model
+  reading the passages recovers. A rules' "yes" costs no extra model call.
 
 Whenever the model is asked but cannot decide — too busy for the answer's patience, unreachable, or its reply
 unreadable — the rules decide instead: never an error for the asker.
