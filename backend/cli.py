@@ -201,6 +201,7 @@ def _eval_answerability(args: argparse.Namespace, settings: Settings) -> int:
         report, retrieved = run_answerability_eval(
             services, args.questions, args.shared_data, split=args.split, policy=policy,
             distractors=args.distractors, log=lambda message: print(message, file=sys.stderr),
+            judge_mode=args.judge, limit=args.limit,
         )
         print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
         if args.sweep:
@@ -340,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     router.add_argument("--json", action="store_true", help="print the report as JSON")
     router.set_defaults(run=_eval_router)
     answerability = evals.add_parser(
-        "answerability", help="honest not-found on unanswerable, answered on answerable questions (no LLM)"
+        "answerability",
+        help="honest not-found on unanswerable, answered on answerable questions (no LLM unless --judge says)",
     )
     answerability.add_argument(
         "--questions", type=_existing_file, default="bench/data/answerability.jsonl", help="the labelled questions"
@@ -352,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     answerability.add_argument("--distractors", type=int, default=50, help="other SciFact abstracts in the chat")
     answerability.add_argument("--sweep", action="store_true", help="also score a grid of policies (choose on dev)")
     answerability.add_argument("--json", action="store_true", help="print the report as JSON")
+    answerability.add_argument(
+        "--judge", choices=("evidence", "model", "both"), default="evidence",
+        help="who decides (AXIOM_ANSWERABILITY_JUDGE): the rules, the configured LLM, or the LLM when the rules say no",
+    )
+    answerability.add_argument("--limit", type=int, help="only the split's first N questions (for a slow model)")
     answerability.set_defaults(run=_eval_answerability)
     return parser
 

@@ -132,6 +132,15 @@ class Settings(BaseSettings):
         1.0, ge=0.0, le=1.0,
         description="Share of an answer sentence's new words its source sentence must hold (docs/benchmarks.md)",
     )
+    # "evidence" by default whatever the model: the bundled 135M model said "answerable" to every dev question
+    # (docs/benchmarks.md, answerability) and a server model's judgement is unmeasured here; `axiom eval
+    # answerability --judge model` measures one.
+    answerability_judge: Literal["evidence", "model", "both"] = Field(
+        "evidence",
+        description="Who decides whether the closest passages answer the question (else 'not in your documents'): "
+        "'evidence', the rules over their sentences; 'model', the LLM; 'both', the LLM only when the rules find no "
+        "answer. The rules decide whenever the LLM is busy, unreachable or unreadable",
+    )
 
     # Language model. "llamacpp" runs a GGUF in-process; the others talk to a server.
     llm_provider: Literal["llamacpp", "ollama", "openai"] = "llamacpp"

@@ -156,6 +156,7 @@ def build_services(
             queue_patience_seconds=settings.llm_queue_patience_seconds,
         ),
         answerability=answerability_policy(settings),
+        answerability_judge=settings.answerability_judge,
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,

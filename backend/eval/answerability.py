@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,6 +23,11 @@ from backend.eval.beir import load_beir
 from backend.eval.metrics import percentile
 from backend.models import Passage
 from backend.rag.answerability import AnswerabilityPolicy, Similarity, closest_passages, judge, similarity_to
+from backend.rag.answerability_judge import AnswerabilityJudge, decide
+from backend.rag.answerability_model import ANSWERABILITY_PARAMS, answerability_messages
+
+# The model's raw reply to the answerability prompt for a question and its kept passages (``--judge model``).
+AskModel = Callable[[str, Sequence[Passage]], str]
 
 CORPORA = ("pdfs", "scifact")
 _SCIFACT_FOLDER = "beir-scifact"
@@ -52,7 +58,8 @@ class Outcome:
     kept: int
     coverage: float
     answer_type: str
-    ms: float  # the decision's time: the per-query threshold and the sentences' test
+    ms: float  # the decision's time: the per-query threshold and the sentences' test (and the model's reply)
+    judged_by: str = "evidence"  # who decided, and why the rules did when the model was asked
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class AnswerabilityReport:
     p50_ms: float  # the decision's time per question (sentence embeddings may come from the cache)
     by_corpus: dict[str, dict[str, float]]
     misjudged: list[Outcome]
+    judged_by: dict[str, int]  # questions per judge ("model", "evidence", "evidence, model reply unreadable", …)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -79,6 +87,7 @@ class AnswerabilityReport:
             f"honest not-found on unanswerable: {self.honest_not_found:.3f} of {self.unanswerable}",
             f"passages per question: {self.mean_graded:.2f} pass the fixed threshold, {self.mean_kept:.2f} the per-query one",
             f"decision time: {self.p50_ms:.1f} ms p50",
+            "judged by: " + ", ".join(f"{judge} {count}" for judge, count in self.judged_by.items()),
         ]
         lines += [f"  {corpus:<8} answered {s['answered']:.3f}  not-found {s['honest_not_found']:.3f}"
                   for corpus, s in self.by_corpus.items()]
@@ -117,21 +126,40 @@ def retrieve_all(services: Services, questions: Iterable[LabelledQuestion]) -> l
     return [Retrieved(q, tuple(services.retriever.retrieve(q.corpus, q.question).relevant)) for q in questions]
 
 
-def judge_one(retrieved: Retrieved, policy: AnswerabilityPolicy, similarity: Similarity) -> Outcome:
-    """The graph's decision for one question: nothing graded, or no answer-bearing sentence, is "not found"."""
+def judge_one(
+    retrieved: Retrieved, policy: AnswerabilityPolicy, similarity: Similarity,
+    judge_mode: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
+) -> Outcome:
+    """The graph's decision for one question: nothing graded (the model is not asked then), or no answer found by
+    ``judge_mode``, is "not found"."""
     started = time.perf_counter()
-    kept = closest_passages(retrieved.graded, policy.relevance_margin)
-    verdict = judge(retrieved.question.question, kept, policy, similarity)
-    ms = (time.perf_counter() - started) * 1000
     question = retrieved.question
-    return Outcome(question.id, question.answerable, bool(kept) and verdict.answerable, len(retrieved.graded),
-                   len(kept), verdict.coverage, verdict.answer_type, ms)
+    kept = closest_passages(retrieved.graded, policy.relevance_margin)
+    verdict = judge(question.question, kept, policy, similarity)
+    mode = judge_mode if kept and ask_model is not None else "evidence"
+    decision = decide(mode, verdict, lambda: ask_model(question.question, kept))
+    ms = (time.perf_counter() - started) * 1000
+    return Outcome(question.id, question.answerable, bool(kept) and decision.answerable, len(retrieved.graded),
+                   len(kept), verdict.coverage, verdict.answer_type, ms, decision.describe())
+
+
+def model_asker(services: Services) -> AskModel:
+    """Asks the configured model, as the graph's judge does (through the scheduler, waiting as long as it takes)."""
+    budget = services.pipeline.deps.limits.context_budget_tokens
+
+    def ask(question: str, passages: Sequence[Passage]) -> str:
+        messages = answerability_messages(question, passages, services.llm.count_tokens, budget)
+        return services.llm.complete(messages, ANSWERABILITY_PARAMS)
+
+    return ask
 
 
 def score(
-    retrieved: Sequence[Retrieved], policy: AnswerabilityPolicy, split: str, embedder: Embedder
+    retrieved: Sequence[Retrieved], policy: AnswerabilityPolicy, split: str, embedder: Embedder,
+    judge_mode: AnswerabilityJudge = "evidence", ask_model: AskModel | None = None,
 ) -> AnswerabilityReport:
-    outcomes = [judge_one(r, policy, similarity_to(r.question.question, embedder)) for r in retrieved]
+    outcomes = [judge_one(r, policy, similarity_to(r.question.question, embedder), judge_mode, ask_model)
+                for r in retrieved]
     by_corpus = {
         corpus: _shares([o for o, r in zip(outcomes, retrieved) if r.question.corpus == corpus])
         for corpus in CORPORA
@@ -150,6 +178,7 @@ def score(
         p50_ms=percentile([o.ms for o in outcomes], 50),
         by_corpus=by_corpus,
         misjudged=[o for o in outcomes if o.said_answered != o.answerable],
+        judged_by=dict(Counter(o.judged_by for o in outcomes)),
     )
 
 
@@ -186,13 +215,19 @@ def run_answerability_eval(
     policy: AnswerabilityPolicy,
     distractors: int,
     log: Callable[[str], None],
+    judge_mode: AnswerabilityJudge = "evidence",
+    limit: int | None = None,
 ) -> tuple[AnswerabilityReport, list[Retrieved]]:
-    questions = [q for q in load_questions(questions_path) if split in ("all", q.split)]
+    """``judge_mode`` other than "evidence" asks the configured model as the graph would; ``limit`` takes the split's
+    first questions only (in the file's order), for a slow model."""
+    questions = [q for q in load_questions(questions_path) if split in ("all", q.split)][:limit]
     log(f"ingesting the documents of {len(questions)} questions…")
     ingest_corpora(services, questions, shared_data, distractors)
     log("retrieving…")
     retrieved = retrieve_all(services, questions)
-    return score(retrieved, policy, split, services.embedder), retrieved
+    log(f"judging ({judge_mode})…")
+    ask_model = model_asker(services) if judge_mode != "evidence" else None
+    return score(retrieved, policy, split, services.embedder, judge_mode, ask_model), retrieved
 
 
 def _shares(outcomes: Sequence[Outcome]) -> dict[str, float]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from backend.embeddings import Embedder
 from backend.llm.scheduled import ScheduledLLM
 from backend.rag.answerability import AnswerabilityPolicy
+from backend.rag.answerability_judge import AnswerabilityJudge
 from backend.rag.grounding import GroundednessChecker
 from backend.rag.intent import IntentRouter
 from backend.retrieval.hybrid import HybridRetriever
@@ -35,3 +36,4 @@ class RAGDeps:
     windows: MemoryWindows = field(default_factory=MemoryWindows)
     limits: GenerationLimits = field(default_factory=GenerationLimits)
     answerability: AnswerabilityPolicy = field(default_factory=AnswerabilityPolicy)
+    answerability_judge: AnswerabilityJudge = "evidence"  # who decides: the rules, the model, or both

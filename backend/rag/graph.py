@@ -51,6 +51,11 @@ def route_by_answerability(state: RAGState) -> Literal["present_evidence", "repl
     return "present_evidence" if state["answerable"] else "reply_not_found"
 
 
+def route_after_evidence(state: RAGState) -> Literal["generate", "answer_extractively"]:
+    # The answerability judge found the model too busy: the written answer would wait as long again.
+    return "answer_extractively" if state.get("model_busy") else "generate"
+
+
 def route_after_gather(state: RAGState) -> Literal["generate", "reply_not_found"]:
     # A summary has no evidence to show first: its passages may be the model's partial summaries, not quotes.
     return "generate" if state.get("relevant_documents") else "reply_not_found"
@@ -98,7 +103,7 @@ def build_graph(deps: RAGDeps) -> CompiledStateGraph:
     graph.add_conditional_edges("grade_documents", route_after_grade)
     graph.add_conditional_edges("judge_answerability", route_by_answerability)
     graph.add_conditional_edges("gather_for_summary", route_after_gather)
-    graph.add_edge("present_evidence", "generate")
+    graph.add_conditional_edges("present_evidence", route_after_evidence)
     graph.add_conditional_edges("generate", route_after_generate)
     graph.add_conditional_edges(
         "check_groundedness", partial(route_after_check, max_retries=deps.limits.max_retries),

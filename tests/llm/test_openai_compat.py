@@ -4,6 +4,7 @@ servers that are down or never answer."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -29,6 +30,7 @@ from tests.llm.support import (
     TEST_THREADS,
     free_port,
 )
+from tests.rag.test_graph import CARE
 
 N_CTX = 2048
 SERVER_START_TIMEOUT_S = 60.0
@@ -183,3 +185,24 @@ def test_factory_builds_the_openai_provider_from_settings(server: LlamaCppServer
     assert isinstance(built, OpenAICompatLLM)
     assert (built.name, built.context_window) == ("openai:smollm2", N_CTX)
     assert built.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+
+def test_the_model_judges_answerability_through_the_server(llm: OpenAICompatLLM, tmp_path, make_services) -> None:
+    """AXIOM_ANSWERABILITY_JUDGE=model end to end: the judge's call goes through the scheduler to the server, and
+    its verdict decides the route (the 135M model's verdict is not asserted for quality; a reply without one must
+    leave the decision to the rules)."""
+    services = make_services(
+        tmp_path / "data", llm=llm, answerability_judge="model", llm_is_capable=False,
+        answer_max_tokens=TEST_MAX_TOKENS, max_retries=0,
+    )
+    services.ingestion.ingest("pets", "care.txt", CARE.encode())
+
+    result = services.pipeline.run("What water temperature do axolotls need?", chat_id="pets", session_id="s1")
+
+    step = next(step for step in result.processing_steps if step.startswith("answerable:"))
+    judged = re.search(r"; judged by (model|evidence, model reply unreadable)\)$", step)
+    assert judged, step
+    if judged[1] == "model":
+        assert (result.answer_kind == "not_found") == step.startswith("answerable:no"), result.processing_steps
+    else:  # the rules answer this question
+        assert step.startswith("answerable:yes") and result.answer_kind != "not_found"
