@@ -348,10 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--questions", type=_existing_file, default="bench/data/answerability.jsonl", help="the labelled questions"
     )
     answerability.add_argument(
-        "--shared-data", type=_existing_folder, required=True, help="folder holding pdfs/ and beir-scifact/"
+        "--shared-data", type=_existing_folder, required=True, help="folder holding pdfs/ and beir-*/"
     )
-    answerability.add_argument("--split", choices=("dev", "test", "test2", "test3", "all"), default="test")
-    answerability.add_argument("--distractors", type=int, default=50, help="other SciFact abstracts in the chat")
+    answerability.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "all"), default="test")
+    answerability.add_argument("--distractors", type=int, default=50, help="other abstracts per BEIR chat")
     answerability.add_argument("--sweep", action="store_true", help="also score a grid of policies (choose on dev)")
     answerability.add_argument("--json", action="store_true", help="print the report as JSON")
     answerability.add_argument(

@@ -2,8 +2,8 @@
 answer, and still answer when they do?
 
 The labelled set is bench/data/answerability.jsonl (how it was written: bench/data/answerability.md). Its PDFs are
-ingested into one chat, its SciFact abstracts with ``distractors`` other abstracts of the corpus into another, by
-the real ingestion; each question then goes through the real retrieval and grading and the same answerability
+ingested into one chat, its SciFact abstracts with ``distractors`` other abstracts of the corpus into another (and
+its NFCorpus abstracts likewise into a third), by the real ingestion; each question then goes through the real retrieval and grading and the same answerability
 decision as the graph's, without the language model (the decision must not depend on it). A question counts as
 answered when its passages pass grading and the decision finds an answer-bearing sentence, as not found otherwise.
 """
@@ -29,16 +29,17 @@ from backend.rag.answerability_model import ANSWERABILITY_PARAMS, answerability_
 # The model's raw reply to the answerability prompt for a question and its kept passages (``--judge model``).
 AskModel = Callable[[str, Sequence[Passage]], str]
 
-CORPORA = ("pdfs", "scifact")
-_SCIFACT_FOLDER = "beir-scifact"
+CORPORA = ("pdfs", "scifact", "nfcorpus")
+# The BEIR corpora whose abstracts are asked about: the chat's name → its folder in the shared data.
+_BEIR_FOLDERS = {"scifact": "beir-scifact", "nfcorpus": "beir-nfcorpus"}
 
 
 @dataclass(frozen=True)
 class LabelledQuestion:
     id: str
     split: str  # "dev" and "test2" to choose parameters on, "test" and "test3" to report
-    corpus: str  # "pdfs" | "scifact": also the chat it is asked in
-    document: str  # a PDF file name, or a SciFact corpus id
+    corpus: str  # "pdfs" | "scifact" | "nfcorpus": also the chat it is asked in
+    document: str  # a PDF file name, or a SciFact / NFCorpus corpus id
     question: str
     answerable: bool
 
@@ -110,16 +111,18 @@ def load_questions(path: Path) -> list[LabelledQuestion]:
 def ingest_corpora(
     services: Services, questions: Sequence[LabelledQuestion], shared_data: Path, distractors: int
 ) -> None:
-    """The PDFs into the chat "pdfs"; the SciFact abstracts asked about, and ``distractors`` more, into "scifact"."""
+    """The PDFs into the chat "pdfs"; each BEIR corpus's abstracts asked about, and ``distractors`` more, into the
+    chat named after the corpus ("scifact", "nfcorpus")."""
     for filename in sorted({q.document for q in questions if q.corpus == "pdfs"}):
         services.ingestion.ingest("pdfs", filename, (shared_data / "pdfs" / filename).read_bytes())
-    asked = {q.document for q in questions if q.corpus == "scifact"}
-    if not asked:
-        return
-    corpus = load_beir(shared_data / _SCIFACT_FOLDER).corpus
-    others = [doc_id for doc_id in corpus if doc_id not in asked][:distractors]
-    for doc_id in sorted(asked) + others:
-        services.ingestion.ingest("scifact", f"scifact-{doc_id}.txt", corpus[doc_id].encode())
+    for chat, folder in _BEIR_FOLDERS.items():
+        asked = {q.document for q in questions if q.corpus == chat}
+        if not asked:
+            continue
+        corpus = load_beir(shared_data / folder).corpus
+        others = [doc_id for doc_id in corpus if doc_id not in asked][:distractors]
+        for doc_id in sorted(asked) + others:
+            services.ingestion.ingest(chat, f"{chat}-{doc_id}.txt", corpus[doc_id].encode())
 
 
 def retrieve_all(services: Services, questions: Iterable[LabelledQuestion]) -> list[Retrieved]:

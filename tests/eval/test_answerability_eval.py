@@ -15,9 +15,10 @@ def test_the_labelled_set_is_balanced_across_splits_and_labels():
     questions = load_questions(LABELLED)
     assert len({q.id for q in questions}) == len(questions) >= 80
     counts = Counter((q.split, q.answerable) for q in questions)
-    assert set(counts) == {(split, label) for split in ("dev", "test", "test2", "test3") for label in (True, False)}
+    splits = ("dev", "test", "test2", "test3", "test4")
+    assert set(counts) == {(split, label) for split in splits for label in (True, False)}
     assert all(count >= 18 for count in counts.values())
-    assert {q.corpus for q in questions} == {"pdfs", "scifact"}
+    assert {q.corpus for q in questions} == {"pdfs", "scifact", "nfcorpus"}
 
 
 def test_a_real_run_answers_the_answerable_and_declines_the_rest(tmp_path, make_services, shared_data):
@@ -47,3 +48,18 @@ def test_a_real_run_answers_the_answerable_and_declines_the_rest(tmp_path, make_
     assert AnswerabilityPolicy() in policies and len(set(policies)) == len(policies)
     # The weights of the sentence before and of the title are swept too, at the chosen thresholds.
     assert {(p.context_weight, p.title_weight) for p in policies} >= {(0.5, 0.0), (0.75, 0.5), (1.0, 1.0)}
+
+
+def test_nfcorpus_abstracts_are_asked_in_their_own_chat(tmp_path, make_services, shared_data):
+    rows = [{"id": "n1", "split": "test4", "corpus": "nfcorpus", "document": "MED-10", "answerable": True,
+             "question": "How many breast cancer patients were in the Finnish cohort?"}]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    services = make_services(tmp_path / "data")
+    report, retrieved = run_answerability_eval(
+        services, questions, shared_data, split="test4", policy=AnswerabilityPolicy(), distractors=1, log=print
+    )
+    assert report.by_corpus["nfcorpus"]["answered"] == 1.0
+    # The abstract asked about and one distractor (the corpus's next), in the chat named after the corpus.
+    assert {p.parent.filename for r in retrieved for p in r.graded} <= {"nfcorpus-MED-10.txt", "nfcorpus-MED-14.txt"}
+    assert retrieved[0].graded[0].parent.filename == "nfcorpus-MED-10.txt"
