@@ -1,7 +1,7 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
 // (#chat=ID), so a reload comes back to it and Back returns to the chat before. Other tabs' changes are caught up
 // with (js/tabs.js).
-import { api } from "./js/api.js";
+import { api, onceReachable } from "./js/api.js";
 import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
@@ -52,8 +52,26 @@ function chatInUrl() {
   return new URLSearchParams(window.location.hash.slice(1)).get("chat");
 }
 
+// One load at a time: a Retry clicked as Axiom comes back is the same load as the one that its coming back starts.
+let loading = null;
+
 function loadChats() {
-  chats.load(chatInUrl()).catch((error) => conversation.showLoadError(error, loadChats));
+  loading ??= chats.load(chatInUrl()).catch(loadFailed).finally(() => {
+    loading = null;
+  });
+}
+
+// Without the list there is no chat to show: the error says so, with a Retry, and Axiom coming back (any request
+// it answers, or its health check) loads the list again by itself.
+function loadFailed(error) {
+  conversation.showLoadError(error, loadChats);
+  if (error.code === "UNREACHABLE") onceReachable(loadChats);
+}
+
+// A problem shown in the notice. That Axiom could not be reached goes away by itself once it answers again.
+function showError(error) {
+  const hide = showNotice(error.message);
+  if (error.code === "UNREACHABLE") onceReachable(hide);
 }
 
 // The list, then the open chat's documents (whose listing says whether the chat is gone), then its conversation.
@@ -112,7 +130,7 @@ function chatDeletedElsewhere(chatId) {
   const unsent = refusedHere ? notSent(refusedHere) : [];
   const deleted = `“${chat.title}” was deleted in another tab or window, so it is no longer open here.`;
   showNotice([deleted, ...unsent].join(" "));
-  chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));
+  chats.leave(chatId).catch(loadFailed);
 }
 
 const conversation = new Conversation({
@@ -131,6 +149,7 @@ const documents = new DocumentsPanel({
   onChanged: announce,
   onChatGone: chatDeletedElsewhere,
   onRefusedAsGone: (chatId, name) => refusedAsGone(chatId, { file: name }),
+  onError: showError,
   onChange: (count) => {
     $("document-count").textContent = String(count);
     conversation.setDocumentCount(count);
@@ -151,7 +170,7 @@ const chats = new ChatList({
     conversation.forget(chatId);
     documents.forget(chatId);
   },
-  onError: (error) => showNotice(error.message),
+  onError: showError,
   onReselect: () => setPanel("chats", false),
   openChatEmpty: () => conversation.empty && documents.empty,
   onRenamed: showTitle,
