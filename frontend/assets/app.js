@@ -48,6 +48,17 @@ function relayout() {
   setPanel("chats", false);
 }
 
+function chatHash(chat) {
+  return `#chat=${encodeURIComponent(chat.id)}`;
+}
+
+// A chat in the URL (Back, Forward, a bookmark) that is no longer there: another one is open instead.
+function notOpened(chatId) {
+  const title = chats.gone.get(chatId);
+  showNotice(title ? `“${title}” was deleted, so it cannot be opened again.`
+    : "The chat at that address cannot be found: it may have been deleted.");
+}
+
 function chatInUrl() {
   return new URLSearchParams(window.location.hash.slice(1)).get("chat");
 }
@@ -56,7 +67,10 @@ function chatInUrl() {
 let loading = null;
 
 function loadChats() {
-  loading ??= chats.load(chatInUrl()).catch(loadFailed).finally(() => {
+  const chatId = chatInUrl();
+  loading ??= chats.load(chatId).then((found) => {
+    if (chatId && !found) notOpened(chatId);
+  }).catch(loadFailed).finally(() => {
     loading = null;
   });
 }
@@ -174,9 +188,9 @@ const chats = new ChatList({
   onReselect: () => setPanel("chats", false),
   openChatEmpty: () => conversation.empty && documents.empty,
   onRenamed: showTitle,
-  onSelect: (chat) => {
-    const hash = `#chat=${encodeURIComponent(chat.id)}`;
-    if (!window.location.hash) window.history.replaceState(null, "", hash);
+  onSelect: (chat, { replace }) => {
+    const hash = chatHash(chat);
+    if (replace || !window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
     refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
@@ -242,9 +256,24 @@ relayout();
 wide.addEventListener("change", relayout);
 phone.addEventListener("change", relayout);
 
-window.addEventListener("popstate", () => {
+// Back and Forward open the chat in the URL, unless it was deleted since, here or elsewhere (the list is asked
+// again first): then the open chat stays, its URL takes the place of the dead one, and a notice says why.
+window.addEventListener("popstate", async () => {
   const chatId = chatInUrl();
-  if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+  if (!chatId || !chats.current) return; // still loading: what loads is current
+  if (chatId !== chats.currentId) {
+    try {
+      await chats.sync();
+    } catch {
+      // the list as it was; a chat on it that is gone says so once opened (chatDeletedElsewhere)
+    }
+    if (chatInUrl() !== chatId || !chats.current) return; // Back or Forward again meanwhile
+  }
+  if (chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+  else {
+    window.history.replaceState(null, "", chatHash(chats.current));
+    notOpened(chatId);
+  }
 });
 
 // Leaving or reloading the page closes an answer's stream, which stops it on the server and keeps nothing of it,
