@@ -13,6 +13,9 @@ const layout = $("layout");
 const question = $("question");
 const wide = window.matchMedia("(min-width: 1100px)");
 const phone = window.matchMedia("(max-width: 719px)");
+// A touch screen's keyboard: there Enter is a new line and the Send button sends, as in a phone's messaging apps
+// (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
+const touch = window.matchMedia("(pointer: coarse)");
 const PANELS = {
   documents: { panel: "documents-panel", toggle: "show-documents", slides: () => !wide.matches },
   chats: { panel: "sidebar", toggle: "show-chats", slides: () => phone.matches },
@@ -225,9 +228,15 @@ $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   submitQuestion();
 });
+function describeEnter() {
+  $("composer-hint").textContent = touch.matches
+    ? "Enter starts a new line; the Send button sends."
+    : "Enter sends; Shift+Enter starts a new line.";
+}
+
 question.addEventListener("keydown", (event) => {
   // Enter sends; Shift+Enter is a new line; Enter that confirms an input method's composition is left alone.
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch.matches) {
     event.preventDefault();
     submitQuestion();
   }
@@ -253,6 +262,8 @@ document.addEventListener("keydown", (event) => {
 });
 
 relayout();
+describeEnter();
+touch.addEventListener("change", describeEnter);
 wide.addEventListener("change", relayout);
 phone.addEventListener("change", relayout);
 
