@@ -228,6 +228,7 @@ $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   submitQuestion();
 });
+
 function describeEnter() {
   $("composer-hint").textContent = touch.matches
     ? "Enter starts a new line; the Send button sends."
@@ -235,7 +236,8 @@ function describeEnter() {
 }
 
 question.addEventListener("keydown", (event) => {
-  // Enter sends; Shift+Enter is a new line; Enter that confirms an input method's composition is left alone.
+  // Enter sends (not on a touch screen); Shift+Enter is a new line; Enter that confirms an input method's
+  // composition is left alone.
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch.matches) {
     event.preventDefault();
     submitQuestion();

@@ -107,6 +107,7 @@ export class ChatList {
     this.onSelect(this.current, { replace });
   }
 
+  // Off the list, its title kept for a Back or Forward that leads to it.
   forget(chatId) {
     const chat = this.chats.find((listed) => listed.id === chatId);
     if (chat) this.gone.set(chatId, chat.title);
