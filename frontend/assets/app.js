@@ -305,10 +305,17 @@ document.addEventListener("drop", (event) => {
   }
 });
 
-api.health()
-  .then((health) => {
-    $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
-  })
-  .catch(() => {});
+// Which models answer and search; asked again once Axiom answers, when it could not be reached at first.
+function showEngine() {
+  api.health()
+    .then((health) => {
+      $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
+    })
+    .catch((error) => {
+      if (error.code === "UNREACHABLE") onceReachable(showEngine);
+    });
+}
+
+showEngine();
 
 loadChats();

@@ -48,14 +48,17 @@ def test_could_not_be_reached_goes_away_once_axiom_answers_again(page: Page, web
 
 def test_a_chat_list_that_could_not_be_loaded_loads_once_axiom_answers_again(page: Page, web):
     # Stand-in for a server that is down when the page is opened.
-    page.route("**/chats", lambda route: route.abort())
+    for route in ("**/chats", "**/health"):
+        page.route(route, lambda route: route.abort())
     page.goto(web.url)
     failed = page.locator(".message.failed")
     expect(failed.locator(".error-message")).to_have_text(UNREACHABLE)
     expect(failed.get_by_role("button", name="Retry")).to_be_visible()
+    expect(page.locator("#engine-info")).to_be_empty()
 
-    page.unroute("**/chats")
+    page.unroute_all()
     expect(page.locator(".chat-item.current")).to_have_count(1, timeout=COMES_BACK_MS)
+    expect(page.locator("#engine-info")).to_contain_text("Answers by")
     expect(page.locator(".message.failed")).to_have_count(0)
     expect(page.locator(".welcome")).to_be_visible()
 
