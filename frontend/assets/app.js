@@ -1,7 +1,7 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
 // (#chat=ID), so a reload comes back to it and Back returns to the chat before. Other tabs' changes are caught up
 // with (js/tabs.js).
-import { api } from "./js/api.js";
+import { api, onceReachable } from "./js/api.js";
 import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
@@ -13,6 +13,9 @@ const layout = $("layout");
 const question = $("question");
 const wide = window.matchMedia("(min-width: 1100px)");
 const phone = window.matchMedia("(max-width: 719px)");
+// A touch screen's keyboard: there Enter is a new line and the Send button sends, as in a phone's messaging apps
+// (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
+const touch = window.matchMedia("(pointer: coarse)");
 const PANELS = {
   documents: { panel: "documents-panel", toggle: "show-documents", slides: () => !wide.matches },
   chats: { panel: "sidebar", toggle: "show-chats", slides: () => phone.matches },
@@ -48,12 +51,44 @@ function relayout() {
   setPanel("chats", false);
 }
 
+function chatHash(chat) {
+  return `#chat=${encodeURIComponent(chat.id)}`;
+}
+
+// A chat in the URL (Back, Forward, a bookmark) that is no longer there: another one is open instead.
+function notOpened(chatId) {
+  const title = chats.gone.get(chatId);
+  showNotice(title ? `“${title}” was deleted, so it cannot be opened again.`
+    : "The chat at that address cannot be found: it may have been deleted.");
+}
+
 function chatInUrl() {
   return new URLSearchParams(window.location.hash.slice(1)).get("chat");
 }
 
+// One load at a time: a Retry clicked as Axiom comes back is the same load as the one that its coming back starts.
+let loading = null;
+
 function loadChats() {
-  chats.load(chatInUrl()).catch((error) => conversation.showLoadError(error, loadChats));
+  const chatId = chatInUrl();
+  loading ??= chats.load(chatId).then((found) => {
+    if (chatId && !found) notOpened(chatId);
+  }).catch(loadFailed).finally(() => {
+    loading = null;
+  });
+}
+
+// Without the list there is no chat to show: the error says so, with a Retry, and Axiom coming back (any request
+// it answers, or its health check) loads the list again by itself.
+function loadFailed(error) {
+  conversation.showLoadError(error, loadChats);
+  if (error.code === "UNREACHABLE") onceReachable(loadChats);
+}
+
+// A problem shown in the notice. That Axiom could not be reached goes away by itself once it answers again.
+function showError(error) {
+  const hide = showNotice(error.message);
+  if (error.code === "UNREACHABLE") onceReachable(hide);
 }
 
 // The list, then the open chat's documents (whose listing says whether the chat is gone), then its conversation.
@@ -112,7 +147,7 @@ function chatDeletedElsewhere(chatId) {
   const unsent = refusedHere ? notSent(refusedHere) : [];
   const deleted = `“${chat.title}” was deleted in another tab or window, so it is no longer open here.`;
   showNotice([deleted, ...unsent].join(" "));
-  chats.leave(chatId).catch((error) => conversation.showLoadError(error, loadChats));
+  chats.leave(chatId).catch(loadFailed);
 }
 
 const conversation = new Conversation({
@@ -131,6 +166,7 @@ const documents = new DocumentsPanel({
   onChanged: announce,
   onChatGone: chatDeletedElsewhere,
   onRefusedAsGone: (chatId, name) => refusedAsGone(chatId, { file: name }),
+  onError: showError,
   onChange: (count) => {
     $("document-count").textContent = String(count);
     conversation.setDocumentCount(count);
@@ -151,13 +187,13 @@ const chats = new ChatList({
     conversation.forget(chatId);
     documents.forget(chatId);
   },
-  onError: (error) => showNotice(error.message),
+  onError: showError,
   onReselect: () => setPanel("chats", false),
   openChatEmpty: () => conversation.empty && documents.empty,
   onRenamed: showTitle,
-  onSelect: (chat) => {
-    const hash = `#chat=${encodeURIComponent(chat.id)}`;
-    if (!window.location.hash) window.history.replaceState(null, "", hash);
+  onSelect: (chat, { replace }) => {
+    const hash = chatHash(chat);
+    if (replace || !window.location.hash) window.history.replaceState(null, "", hash);
     else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
     refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
@@ -192,9 +228,17 @@ $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   submitQuestion();
 });
+
+function describeEnter() {
+  $("composer-hint").textContent = touch.matches
+    ? "Enter starts a new line; the Send button sends."
+    : "Enter sends; Shift+Enter starts a new line.";
+}
+
 question.addEventListener("keydown", (event) => {
-  // Enter sends; Shift+Enter is a new line; Enter that confirms an input method's composition is left alone.
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+  // Enter sends (not on a touch screen); Shift+Enter is a new line; Enter that confirms an input method's
+  // composition is left alone.
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch.matches) {
     event.preventDefault();
     submitQuestion();
   }
@@ -220,12 +264,29 @@ document.addEventListener("keydown", (event) => {
 });
 
 relayout();
+describeEnter();
+touch.addEventListener("change", describeEnter);
 wide.addEventListener("change", relayout);
 phone.addEventListener("change", relayout);
 
-window.addEventListener("popstate", () => {
+// Back and Forward open the chat in the URL, unless it was deleted since, here or elsewhere (the list is asked
+// again first): then the open chat stays, its URL takes the place of the dead one, and a notice says why.
+window.addEventListener("popstate", async () => {
   const chatId = chatInUrl();
-  if (chatId && chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+  if (!chatId || !chats.current) return; // still loading: what loads is current
+  if (chatId !== chats.currentId) {
+    try {
+      await chats.sync();
+    } catch {
+      // the list as it was; a chat on it that is gone says so once opened (chatDeletedElsewhere)
+    }
+    if (chatInUrl() !== chatId || !chats.current) return; // Back or Forward again meanwhile
+  }
+  if (chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
+  else {
+    window.history.replaceState(null, "", chatHash(chats.current));
+    notOpened(chatId);
+  }
 });
 
 // Leaving or reloading the page closes an answer's stream, which stops it on the server and keeps nothing of it,
@@ -244,10 +305,17 @@ document.addEventListener("drop", (event) => {
   }
 });
 
-api.health()
-  .then((health) => {
-    $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
-  })
-  .catch(() => {});
+// Which models answer and search; asked again once Axiom answers, when it could not be reached at first.
+function showEngine() {
+  api.health()
+    .then((health) => {
+      $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
+    })
+    .catch((error) => {
+      if (error.code === "UNREACHABLE") onceReachable(showEngine);
+    });
+}
+
+showEngine();
 
 loadChats();

@@ -6,7 +6,7 @@ import re
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from backend.api.settings import ApiSettings
 from backend.config import Settings
@@ -391,6 +391,29 @@ def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, web):
     expect(box).to_have_value("")
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     expect(box).to_be_focused()  # the next question can be typed at once; nothing took the focus away
+    expect(box).to_have_accessible_description(re.compile("^Enter sends; Shift\\+Enter starts a new line."))
+
+
+def test_on_a_touch_screen_enter_starts_a_new_line_and_send_sends(browser: Browser, web):
+    # A phone's keyboard has no Shift+Enter to reach for: Enter sending there left no way to type a second line.
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        open_new_chat(page, web.url)
+        box = page.get_by_label("Ask a question about this chat's documents")
+        expect(box).to_have_accessible_description(re.compile("^Enter starts a new line; the Send button sends."))
+        box.tap()
+        box.press_sequentially("first line")
+        box.press("Enter")
+        box.press_sequentially("second line")
+        expect(box).to_have_value("first line\nsecond line")
+        expect(page.locator(".message")).to_have_count(0)
+
+        page.get_by_role("button", name="Send question").tap()
+        expect(page.locator(".message.user")).to_have_text(["first line\nsecond line"])
+        expect(box).to_have_value("")
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["desktop", "phone"])

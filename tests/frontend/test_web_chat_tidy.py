@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from playwright.sync_api import Page, expect
 
+from tests.frontend.conftest import DESKTOP, PHONE
 from tests.frontend.support import ask, last_answer, new_chat, open_new_chat, upload, wait_until_uploaded
 
 
@@ -54,3 +58,23 @@ def test_new_chat_keeps_an_open_chat_that_is_new_and_unused(page: Page, web, tmp
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     page.get_by_role("button", name="+ New chat").click()
     expect(page.locator(".chat-item")).to_have_count(count + 2)
+
+
+@pytest.mark.parametrize(
+    ("viewport", "documents_open"),
+    [(DESKTOP, True), (DESKTOP, False), ({"width": 1920, "height": 1000}, True), (PHONE, False)],
+    ids=["desktop", "desktop-documents-closed", "wide", "phone"],
+)
+def test_a_question_ends_where_its_answer_ends(page: Page, web, viewport, documents_open):
+    # In a conversation wider than its column, questions sat at the window's edge, far right of their answers.
+    page.set_viewport_size(viewport)
+    open_new_chat(page, web.url)
+    documents = page.get_by_role("button", name=re.compile("^Documents"))
+    if (documents.get_attribute("aria-expanded") == "true") != documents_open:
+        documents.click()
+    if documents_open and viewport is not PHONE:
+        expect(page.locator("#documents-panel")).to_be_in_viewport()
+    ask(page, "hi")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    question, answer = (page.locator(f".message.{role}").last.bounding_box() for role in ("user", "assistant"))
+    assert abs((question["x"] + question["width"]) - (answer["x"] + answer["width"])) <= 1, (question, answer)

@@ -16,6 +16,28 @@ const UNREACHABLE = { error: "UNREACHABLE", message: "Axiom could not be reached
 // A proxy in front of Axiom (deploy/nginx) answers 502 or 504, in HTML, while Axiom is down or restarting.
 const PROXY_AWAY = [502, 504];
 
+// What waits for Axiom to answer again (onceReachable), and the timer of the health checks meanwhile.
+const RECHECK_MS = 3000;
+const waitingForAxiom = new Set();
+let recheck = null;
+
+// Any answer of Axiom's own (not a proxy's while it is away) says it is reachable again.
+function answered(status) {
+  if (status === 0 || PROXY_AWAY.includes(status) || waitingForAxiom.size === 0) return;
+  clearInterval(recheck);
+  recheck = null;
+  const callbacks = [...waitingForAxiom];
+  waitingForAxiom.clear();
+  for (const callback of callbacks) callback();
+}
+
+// `callback` runs once, as soon as a later request reaches Axiom; meanwhile its /health is asked every few
+// seconds, so something that said Axiom could not be reached is put right without a reload.
+export function onceReachable(callback) {
+  waitingForAxiom.add(callback);
+  recheck ??= setInterval(() => api.health().catch(() => {}), RECHECK_MS);
+}
+
 // The ApiError of a response's status and body (null when it is not JSON).
 function failure(status, body) {
   if (body?.error) return new ApiError(status, body);
@@ -56,6 +78,7 @@ async function request(method, path, body) {
   } catch {
     throw new ApiError(0, UNREACHABLE);
   }
+  answered(response.status);
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }
@@ -106,6 +129,7 @@ export const api = {
     const form = new FormData();
     form.append("files", file, file.name);
     const { status, body } = await withKey((auth) => sendForm(`/chat/${enc(chatId)}/documents`, form, onProgress, auth));
+    answered(status);
     if (status >= 200 && status < 300) return body;
     throw failure(status, body);
   },
@@ -127,6 +151,7 @@ export const api = {
       if (signal.aborted) throw error;
       throw new ApiError(0, UNREACHABLE);
     }
+    answered(response.status);
     if (!response.ok) throw await errorFrom(response);
     const parser = new SSEParser(({ event, data }) => onEvent(event, JSON.parse(data)));
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

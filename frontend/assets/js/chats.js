@@ -12,6 +12,7 @@ export class ChatList {
     this.edits = 0; // changes made here; a listing read while one was made is older than the list it would replace
     this.renaming = false;
     this.deleting = new Set(); // ids being deleted here: a 404 that a catch-up meanwhile meets is no news
+    this.gone = new Map(); // id → title of the chats deleted, here or elsewhere, since the page was opened
     this.onSelect = onSelect;
     this.onReselect = onReselect;
     this.onRenamed = onRenamed;
@@ -32,7 +33,8 @@ export class ChatList {
     this.chats = (await api.listChats()).chats;
     if (this.chats.length === 0) this.chats = [await api.createChat()];
     const chosen = this.chats.find((chat) => chat.id === preferredId) || this.chats[0];
-    this.select(chosen.id);
+    this.select(chosen.id, { replace: true }); // the page's own entry in the browser's history
+    return chosen.id === preferredId;
   }
 
   // The server's list, as other tabs or clients left it. The chats shown keep their objects (the conversation
@@ -51,6 +53,7 @@ export class ChatList {
     if (current && !chats.includes(current)) {
       chats.splice(Math.min(this.chats.indexOf(current), chats.length), 0, current);
     }
+    for (const chat of this.chats) if (!chats.includes(chat)) this.gone.set(chat.id, chat.title);
     this.chats = chats;
     if (current && current.title !== title) this.onRenamed(current);
     if (this.signature() !== before && !this.renaming) this.render();
@@ -63,14 +66,14 @@ export class ChatList {
   // A chat deleted elsewhere: gone from the list; when it was open, the next one opens (a new one if none is left).
   async leave(chatId) {
     this.edits += 1;
-    this.chats = this.chats.filter((chat) => chat.id !== chatId);
+    this.forget(chatId);
     if (chatId !== this.currentId) {
       this.render();
       return;
     }
     this.currentId = null;
     if (this.chats.length === 0) this.chats = [await api.createChat()];
-    this.select(this.chats[0].id);
+    this.select(this.chats[0].id, { replace: true }); // Back then leads to the chat before, not the one gone
   }
 
   // An open chat that is new and unused (still untitled, nothing asked, no documents) is the new chat asked
@@ -93,14 +96,22 @@ export class ChatList {
     }
   }
 
-  select(chatId) {
+  // `replace`: the chat shown takes the place of the open one in the browser's history, rather than adding to it.
+  select(chatId, { replace = false } = {}) {
     if (chatId === this.currentId) {
       this.onReselect();
       return;
     }
     this.currentId = chatId;
     this.render();
-    this.onSelect(this.current);
+    this.onSelect(this.current, { replace });
+  }
+
+  // Off the list, its title kept for a Back or Forward that leads to it.
+  forget(chatId) {
+    const chat = this.chats.find((listed) => listed.id === chatId);
+    if (chat) this.gone.set(chatId, chat.title);
+    this.chats = this.chats.filter((listed) => listed !== chat);
   }
 
   // The chat asked in moves to the top (the server orders by the newest message too); a chat still called
@@ -156,10 +167,10 @@ export class ChatList {
       }
     }
     this.onDeleted(chat.id);
-    this.chats = this.chats.filter((other) => other.id !== chat.id);
+    this.forget(chat.id);
     try {
       if (this.chats.length === 0) this.chats = [await api.createChat()];
-      if (chat.id === this.currentId) this.select(this.chats[0].id);
+      if (chat.id === this.currentId) this.select(this.chats[0].id, { replace: true });
       else this.render();
     } catch (error) {
       // No chat left and none could be made: the list shows none (+ New chat tries again); the deletion is done.

@@ -1,7 +1,7 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api } from "./api.js";
 import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
-import { $, confirmAction, el, formatCount, icon, showNotice } from "./dom.js";
+import { $, confirmAction, el, formatCount, icon } from "./dom.js";
 
 const POLL_MS = 1000;
 // No answer from Axiom, or a proxy's (502, 504) or its own 503 while it is restarting or waits for its database.
@@ -59,7 +59,7 @@ class UploadRow {
 }
 
 export class DocumentsPanel {
-  constructor({ onChange, onChanged, onChatGone, onRefusedAsGone }) {
+  constructor({ onChange, onChanged, onChatGone, onRefusedAsGone, onError }) {
     this.chatId = null;
     this.jobs = []; // the open chat's background jobs, as last listed
     this.shown = null; // the open chat's listing as drawn (JSON), so an unchanged one is not drawn again
@@ -68,6 +68,7 @@ export class DocumentsPanel {
     this.onChanged = onChanged;
     this.onChatGone = onChatGone;
     this.onRefusedAsGone = onRefusedAsGone;
+    this.onError = onError;
     this.goneChats = new Set(); // deleted elsewhere: files still queued for them are not sent
     this.queue = Promise.resolve();
     this.rowsByChat = new Map(); // chat id → its upload rows, kept while the person looks at another chat
@@ -250,7 +251,7 @@ export class DocumentsPanel {
     try {
       await api.deleteDocument(chatId, job.id);
     } catch (error) {
-      showNotice(error.message);
+      this.onError(error);
       return;
     }
     this.onChanged();
@@ -262,7 +263,7 @@ export class DocumentsPanel {
     try {
       await api.deleteDocument(this.chatId, doc.id);
     } catch (error) {
-      showNotice(error.message);
+      this.onError(error);
       return;
     }
     this.onChanged();

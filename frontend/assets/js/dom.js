@@ -49,10 +49,17 @@ export function confirmAction(text, confirmLabel = "Delete") {
   });
 }
 
-// A problem that belongs to no message (a chat that cannot be deleted yet, a list that failed to load).
+let noticesShown = 0;
+
+// A problem that belongs to no message (a chat that cannot be deleted yet, a list that failed to load). Returns
+// what takes this notice away again, which leaves a later notice shown in its place alone.
 export function showNotice(text) {
+  const shown = ++noticesShown;
   $("notice-text").textContent = text;
   $("notice").hidden = false;
+  return () => {
+    if (shown === noticesShown) $("notice").hidden = true;
+  };
 }
 
 export function showPassage(label, title, excerpt) {

@@ -1,0 +1,127 @@
+"""The web chat putting itself right: once Axiom can be reached again, and when Back leads to a chat deleted since."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.frontend.support import new_chat, open_new_chat
+
+QUESTION_BOX = "Ask a question about this chat's documents"
+UNREACHABLE = "Axiom could not be reached. Is the server still running?"
+COMES_BACK_MS = 30_000  # the page asks Axiom's /health every few seconds while it waits for it
+
+
+def chat_item(page: Page, chat_id: str):
+    return page.locator(f'.chat-item[data-chat-id="{chat_id}"]')
+
+
+def delete_chat(page: Page, chat_id: str) -> None:
+    chat_item(page, chat_id).get_by_role("button", name=re.compile("^Delete")).click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+
+
+def test_could_not_be_reached_goes_away_once_axiom_answers_again(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    # Stand-in for a server that is down while a chat is deleted: the request never reaches it.
+    page.route(f"**/chats/{kept}", lambda route: route.abort())
+    delete_chat(page, kept)
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text(UNREACHABLE)
+    expect(chat_item(page, kept)).to_have_count(1)  # nothing was deleted
+
+    page.unroute(f"**/chats/{kept}")  # the server is back: no request of the person's is needed to see so
+    expect(notice).to_be_hidden(timeout=COMES_BACK_MS)
+
+    # While Axiom is still down, the notice stays.
+    page.route("**/health", lambda route: route.abort())
+    page.route(f"**/chats/{kept}", lambda route: route.abort())
+    delete_chat(page, kept)
+    expect(notice).to_contain_text(UNREACHABLE)
+    for _ in range(2):
+        with page.expect_request("**/health", timeout=COMES_BACK_MS):
+            pass
+    expect(notice).to_contain_text(UNREACHABLE)
+
+
+def test_a_chat_list_that_could_not_be_loaded_loads_once_axiom_answers_again(page: Page, web):
+    # Stand-in for a server that is down when the page is opened.
+    for route in ("**/chats", "**/health"):
+        page.route(route, lambda route: route.abort())
+    page.goto(web.url)
+    failed = page.locator(".message.failed")
+    expect(failed.locator(".error-message")).to_have_text(UNREACHABLE)
+    expect(failed.get_by_role("button", name="Retry")).to_be_visible()
+    expect(page.locator("#engine-info")).to_be_empty()
+
+    page.unroute_all()
+    expect(page.locator(".chat-item.current")).to_have_count(1, timeout=COMES_BACK_MS)
+    expect(page.locator("#engine-info")).to_contain_text("Answers by")
+    expect(page.locator(".message.failed")).to_have_count(0)
+    expect(page.locator(".welcome")).to_be_visible()
+
+
+def rename_current(page: Page, title: str) -> None:
+    page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Rename")).click()
+    page.get_by_label(re.compile("^New name for")).fill(title)
+    page.keyboard.press("Enter")
+    expect(page.locator("#chat-title")).to_have_text(title)
+
+
+def expect_open(page: Page, chat_id: str) -> None:
+    expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", chat_id)
+    expect(page).to_have_url(re.compile(f"#chat={chat_id}$"))
+
+
+def test_back_never_opens_a_chat_deleted_here(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    rename_current(page, "Kept")
+    doomed = new_chat(page)
+    rename_current(page, "Doomed")
+    chat_item(page, kept).locator(".chat-select").click()
+    expect_open(page, kept)
+    delete_chat(page, doomed)  # not the open one: Back still leads to it
+    expect(chat_item(page, doomed)).to_have_count(0)
+
+    page.go_back()
+    expect(page.locator("#notice")).to_contain_text("“Doomed” was deleted, so it cannot be opened again.")
+    expect_open(page, kept)  # the address is the open chat's again, not the dead one's
+    expect(page.locator("#chat-title")).to_have_text("Kept")
+
+    # The open chat deleted: the chat shown instead takes its place in the history, so Back skips the dead one.
+    page.locator("#dismiss-notice").click()
+    other = new_chat(page)
+    delete_chat(page, other)
+    expect_open(page, kept)
+    page.go_back()
+    expect_open(page, kept)
+    expect(page.locator("#notice")).to_be_hidden()
+    page.reload()
+    expect_open(page, kept)
+    expect(page.locator("#notice")).to_be_hidden()
+
+
+def test_back_never_opens_a_chat_deleted_elsewhere_and_a_dead_address_says_so(page: Page, web):
+    kept = open_new_chat(page, web.url)
+    doomed = new_chat(page)
+    chat_item(page, kept).locator(".chat-select").click()
+    expect_open(page, kept)
+    opened: list[str] = []
+    page.on("request", lambda request: doomed in request.url and opened.append(request.url))
+    assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200  # another client; this tab has not caught up
+
+    page.go_back()
+    expect(page.locator("#notice")).to_contain_text("“New chat” was deleted, so it cannot be opened again.")
+    expect_open(page, kept)
+    expect(chat_item(page, doomed)).to_have_count(0)
+    expect(page.get_by_label(QUESTION_BOX)).to_be_editable()  # the chat left open, which is still there
+    assert opened == []  # the dead chat was never opened, not even for a moment
+
+    # Its address opened later (a bookmark): another chat opens, and the notice says why.
+    page.goto(f"{web.url}/#chat={doomed}")
+    page.reload()
+    expect(page.locator(".chat-item.current")).to_have_count(1)
+    expect(page.locator("#notice")).to_contain_text("The chat at that address cannot be found")
+    expect(page).not_to_have_url(re.compile(f"#chat={doomed}$"))
