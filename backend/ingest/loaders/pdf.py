@@ -229,6 +229,10 @@ def _column_ordered_texts(name: str, data: bytes, texts: list[str | None]) -> di
             page = document[number - 1]
             try:
                 text = column_ordered_text(page)
+            except Exception:  # pdfium failing on a page costs its reading order, not its text
+                log.warning("the columns of page %d of %s could not be read; it is read as drawn", number, name,
+                            exc_info=True)
+                text = None
             finally:
                 page.close()
             layer = texts[number - 1] or ""

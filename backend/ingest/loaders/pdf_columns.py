@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 import statistics
 
 import pypdfium2
@@ -21,6 +22,9 @@ import pypdfium2.raw as pdfium_c
 _BLANKS = frozenset(map(ord, " \t\r\n\u00a0"))
 # pdfium's codes for a hyphen it judged to end a line (a word broken there): it is still a hyphen.
 _HYPHENS = str.maketrans({"\x02": "-", "\ufffe": "-"})
+# A line break pdfium generated, and how close characters touch (share of their height) to be read as one word.
+_RUN_LINE_BREAK = re.compile("\r\n")
+_TOUCHING = 0.15
 # A character turned further than this (its angle's sine) is not on a horizontal line.
 _MAX_UPRIGHT_SINE = 0.1
 # Two characters of a line belong to one run while the space between them is narrower than this share of the
@@ -213,26 +217,45 @@ def _lines(runs: list[_Run]) -> list[list[_Run]]:
 
 
 def _lines_text(text_page: pypdfium2.PdfTextPage, runs: list[_Run]) -> str:
-    return "\n".join(" ".join(_run_text(text_page, run) for run in line) for line in _lines(runs))
+    return "\n".join(
+        "".join(
+            _run_text(text_page, run) if index == 0 else _between(text_page, line[index - 1], run, " ") + _run_text(
+                text_page, run)
+            for index, run in enumerate(line)
+        )
+        for line in _lines(runs)
+    )
 
 
 def _drawn_text(text_page: pypdfium2.PdfTextPage, runs: list[_Run]) -> str:
-    """The runs' text in the order drawn: between runs drawn one after the other, pdfium's own spaces and line
-    breaks; elsewhere a line break where the next run starts another line."""
+    """The runs' text in the order drawn, a line break where the next run starts another line."""
     parts: list[str] = []
     previous: _Run | None = None
     for run in sorted(runs, key=lambda run: run.first):
         if previous is not None:
-            between = text_page.get_text_range(previous.last + 1, run.first - previous.last - 1)
-            if between.isspace() or not between:
-                parts.append(between)
-            else:
-                same_line = previous.bottom < run.middle < previous.top and run.left >= previous.right
-                parts.append(" " if same_line else "\n")
+            same_line = previous.bottom < run.middle < previous.top and run.left >= previous.right
+            parts.append(_between(text_page, previous, run, " " if same_line else "\n"))
         parts.append(_run_text(text_page, run))
         previous = run
     return "".join(parts)
 
 
+def _between(text_page: pypdfium2.PdfTextPage, previous: _Run, run: _Run, otherwise: str) -> str:
+    """What separates two runs: pdfium's own space or line break (or nothing: "70" and a raised "1/2") where
+    they were drawn one after the other, else ``otherwise``."""
+    if run.first <= previous.last:
+        return otherwise
+    between = text_page.get_text_range(previous.last + 1, run.first - previous.last - 1)
+    return between if not between.strip() and ("\n" not in between or otherwise == "\n") else otherwise
+
+
 def _run_text(text_page: pypdfium2.PdfTextPage, run: _Run) -> str:
-    return text_page.get_text_range(run.first, run.last - run.first + 1).translate(_HYPHENS)
+    text = text_page.get_text_range(run.first, run.last - run.first + 1).translate(_HYPHENS)
+    # A line break pdfium put inside a run (before a raised "/2" after "70 1") is a space, or nothing where the
+    # characters touch.
+    return _RUN_LINE_BREAK.sub(lambda found: _joint(text_page, run.first + found.start()), text)
+
+
+def _joint(text_page: pypdfium2.PdfTextPage, index: int) -> str:
+    before, after = text_page.get_charbox(index - 1), text_page.get_charbox(index + 2)
+    return "" if after[0] - before[2] < _TOUCHING * (before[3] - before[1]) else " "
