@@ -40,15 +40,17 @@ _CROSSING_SHARE = 0.05
 _MIN_CROSSING = 3
 # A run wider than this share of the text's width is not inside any column.
 _WIDE_RUN_SHARE = 0.6
-# Columns of prose are about as wide as each other, the narrowest this share of the widest (a manual's margin of
-# headings beside its text is no column: each heading belongs with the text beside it), and at least this share
-# of the text's width (a table's columns are narrow, or hold short cells).
-_MIN_WIDTH_RATIO = 0.6
+# A column is at least this share of the text's width (a table's columns are narrow, or hold short cells).
 _MIN_COLUMN_SHARE = 0.2
 # A column holds prose: at least this many lines, their median width this share of the column's (a table's cells
-# are short, most of its column empty).
+# are short, most of its column empty), and their height this share of the column's (a manual's margin of
+# headings beside its text is no column: few lines far apart, each belonging with the text beside it).
 _MIN_COLUMN_LINES = 4
 _MIN_LINE_FILL = 0.6
+_MIN_LINE_DENSITY = 0.4
+# A region without columns is cut at blank strips across it this share of a line high, that many times at most.
+_MIN_ZONE_GAP = 0.5
+_MAX_DEPTH = 3
 _MAX_COLUMNS = 4
 
 
@@ -87,12 +89,11 @@ def column_ordered_text(page: pypdfium2.PdfPage) -> str | None:
     text_page = page.get_textpage()
     try:
         runs = _runs(text_page)
-        gutters = _gutters([run for run in runs if run.upright])
-        if not gutters:
-            return None
-        order = _reading_order(runs, gutters)
+        order = _region_order([run for run in runs if run.upright], depth=0)
         if order is None:
             return None
+        # Turned text stands apart from the lines (a stamp up the margin): read after them, as drawn.
+        order.append(([run for run in runs if not run.upright], False))
         return "\n".join(
             _lines_text(text_page, group) if by_line else _drawn_text(text_page, group) for group, by_line in order
             if group
@@ -159,22 +160,41 @@ def _gutters(runs: list[_Run]) -> list[_Gutter]:
     return gutters if len(gutters) < _MAX_COLUMNS else []
 
 
-def _reading_order(runs: list[_Run], gutters: list[_Gutter]) -> list[tuple[list[_Run], bool]] | None:
-    """The runs in reading order, in groups to read by line (``True``: a column, a line across the gutters) or
-    as drawn (``False``: a band that is not columns of prose). ``None`` when no band holds columns of prose."""
-    upright = [run for run in runs if run.upright]
-    start, end = min(run.left for run in upright), max(run.right for run in upright)
+def _region_order(runs: list[_Run], depth: int) -> list[tuple[list[_Run], bool]] | None:
+    """The runs of a region of the page in reading order, in groups to read by line (``True``: a column, a line
+    across the gutters) or as drawn (``False``: not columns of prose); ``None`` when no columns are found in it.
+    A region without columns across its whole height is cut where it is blank across its width, and each part
+    looked at alike: columns beside a table spanning two of three columns are found above it."""
+    if len(runs) < 2 * _MIN_COLUMN_LINES:
+        return None
+    gutters = _gutters(runs)
+    order = _columns_order(runs, gutters, depth) if gutters else None
+    if order is not None or depth == _MAX_DEPTH:
+        return order
+    zones = _zones(runs)
+    if len(zones) == 1:
+        return None
+    orders = [_region_order(zone, depth + 1) for zone in zones]
+    if all(order is None for order in orders):
+        return None
+    return [group for zone, order in zip(zones, orders, strict=True) for group in order or [(zone, False)]]
+
+
+def _columns_order(runs: list[_Run], gutters: list[_Gutter], depth: int) -> list[tuple[list[_Run], bool]] | None:
+    """The runs of a region cut into bands by the lines crossing its gutters, each band read column by column
+    if it holds columns of prose, else as drawn; ``None`` if no band does."""
+    start, end = min(run.left for run in runs), max(run.right for run in runs)
     edges = [start, *(edge for gutter in gutters for edge in (gutter.left, gutter.right)), end]
     column_widths = [edges[2 * i + 1] - edges[2 * i] for i in range(len(gutters) + 1)]
-    if min(column_widths) < max(_MIN_COLUMN_SHARE * (end - start), _MIN_WIDTH_RATIO * max(column_widths)):
+    if min(column_widths) < _MIN_COLUMN_SHARE * (end - start):
         return None
-    crossing = [run for run in upright if any(run.left < g.right and run.right > g.left for g in gutters)]
+    crossing = [run for run in runs if any(run.left < g.right and run.right > g.left for g in gutters)]
     # A line crossing a gutter, with the rest of it (a table's row, a title beside its number), cuts the page.
-    spanning = [run for run in upright if any(other.bottom < run.middle < other.top for other in crossing)]
+    spanning = [run for run in runs if any(other.bottom < run.middle < other.top for other in crossing)]
     cuts = _lines(spanning)
     spanning_ids = {id(run) for run in spanning}
     bands: list[list[list[_Run]]] = [[[] for _ in column_widths] for _ in range(len(cuts) + 1)]
-    for run in upright:
+    for run in runs:
         if id(run) not in spanning_ids:
             band = sum(1 for line in cuts if line[0].middle > run.middle)
             bands[band][sum(1 for gutter in gutters if run.left >= gutter.right)].append(run)
@@ -183,14 +203,28 @@ def _reading_order(runs: list[_Run], gutters: list[_Gutter]) -> list[tuple[list[
     for index, columns in enumerate(bands):
         if _are_columns(columns, column_widths):
             has_columns = True
-            order.extend((column, True) for column in columns)
+            # A column may hold columns of its own (two of three columns, beside the third).
+            order.extend(
+                group for column in columns for group in _region_order(column, depth + 1) or [(column, True)]
+            )
         else:
             order.append(([run for column in columns for run in column], False))
         if index < len(cuts):
             order.append((cuts[index], True))
-    # Turned text stands apart from the lines (a stamp up the margin): read after them, as drawn.
-    order.append(([run for run in runs if not run.upright], False))
     return order if has_columns else None
+
+
+def _zones(runs: list[_Run]) -> list[list[_Run]]:
+    """The runs split, top to bottom, where a strip across the region is blank (no run in it)."""
+    line_height = statistics.median(run.height for run in runs)
+    zones: list[list[_Run]] = []
+    floor = math.inf
+    for run in sorted(runs, key=lambda run: -run.top):
+        if not zones or run.top < floor - _MIN_ZONE_GAP * line_height:
+            zones.append([])
+        zones[-1].append(run)
+        floor = min(floor, run.bottom) if len(zones[-1]) > 1 else run.bottom
+    return zones
 
 
 def _are_columns(columns: list[list[_Run]], widths: list[float]) -> bool:
@@ -198,8 +232,11 @@ def _are_columns(columns: list[list[_Run]], widths: list[float]) -> bool:
     table's cells, nor a heading beside a table."""
     lines = [_lines(column) for column in columns]
     return sum(1 for column_lines in lines if len(column_lines) >= _MIN_COLUMN_LINES) >= 2 and all(
-        not column_lines
-        or statistics.median(line[-1].right - line[0].left for line in column_lines) >= _MIN_LINE_FILL * width
+        not column_lines or (
+            statistics.median(line[-1].right - line[0].left for line in column_lines) >= _MIN_LINE_FILL * width
+            and sum(max(run.height for run in line) for line in column_lines)
+            >= _MIN_LINE_DENSITY * (column_lines[0][0].top - column_lines[-1][0].bottom)
+        )
         for column_lines, width in zip(lines, widths, strict=True)
     )
 
@@ -242,11 +279,12 @@ def _drawn_text(text_page: pypdfium2.PdfTextPage, runs: list[_Run]) -> str:
 
 def _between(text_page: pypdfium2.PdfTextPage, previous: _Run, run: _Run, otherwise: str) -> str:
     """What separates two runs: pdfium's own space or line break (or nothing: "70" and a raised "1/2") where
-    they were drawn one after the other, else ``otherwise``."""
+    they were drawn one after the other, else ``otherwise`` (a space, or a line break to another line)."""
     if run.first <= previous.last:
         return otherwise
     between = text_page.get_text_range(previous.last + 1, run.first - previous.last - 1)
-    return between if not between.strip() and ("\n" not in between or otherwise == "\n") else otherwise
+    # pdfium joins a word hyphenated at a line's end to its end on the next line: the lines stay apart here.
+    return between if not between.strip() and ("\n" in between) == ("\n" in otherwise) else otherwise
 
 
 def _run_text(text_page: pypdfium2.PdfTextPage, run: _Run) -> str:
