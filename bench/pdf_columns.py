@@ -1,6 +1,7 @@
 """Reading order of multi-column PDF pages: for each shared PDF, which pages backend/ingest/loaders/pdf_columns.py
 reads column by column (their text changes), and the loader's CPU time per page with and without it. "words new / lost": distinct
-words of the changed pages found only after / only before (a reordered page keeps its words). Text
+words of the changed pages found only after / only before (a reordered page keeps its words); chunks: how many
+the default chunk sizes cut the document into. Text
 recognition (OCR) is left out of both runs: it reads the same either way, and would only add its time.
 
 Usage: .venv/bin/python bench/pdf_columns.py [--shared-data ../shared/data] [--show PDF:PAGE ...] [--chars 600]
@@ -17,7 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from unittest import mock
 
+from backend.config import Settings
 from backend.errors import AxiomError
+from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.loaders import load_document
 from backend.models import LoadedDocument
 
@@ -41,8 +44,11 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # pypdf's notes on damaged files
     load_document("warm-up.txt", b"imports and first calls before the clock")
+    settings = Settings()
+    chunker = ParentChildChunker(settings.parent_chunk_size, settings.parent_chunk_overlap,
+                                 settings.child_chunk_size, settings.child_chunk_overlap)
     print(f"{'PDF':44} {'pages':>5} {'changed':>7} {'ms/page before':>14} {'after':>6} {'words new':>9} "
-          f"{'lost':>5}  changed pages")
+          f"{'lost':>5} {'chunks before':>13} {'after':>5}  changed pages")
     shown = {tuple(spec.rsplit(":", 1)) for spec in args.show}
     for path in sorted((args.shared_data / "pdfs").glob("*.pdf")):
         try:
@@ -56,7 +62,8 @@ def main() -> None:
         old_words = _words(old[number] for number in changed)
         new_words = _words(page.text for page in after.pages if page.number in changed)
         print(f"{path.stem:44} {before.page_count:>5} {len(changed):>7} {1000 * before_s / count:>14.1f} "
-              f"{1000 * after_s / count:>6.1f} {len(new_words - old_words):>9} {len(old_words - new_words):>5}  "
+              f"{1000 * after_s / count:>6.1f} {len(new_words - old_words):>9} {len(old_words - new_words):>5} "
+              f"{len(chunker.chunk(before, 'bench')[1]):>13} {len(chunker.chunk(after, 'bench')[1]):>5}  "
               f"{_ranges(changed)}")
         for page in after.pages:
             if (path.stem, str(page.number)) in shown:

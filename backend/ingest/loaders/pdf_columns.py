@@ -103,32 +103,34 @@ def column_ordered_text(page: pypdfium2.PdfPage) -> str | None:
 
 
 def _runs(text_page: pypdfium2.PdfTextPage) -> list[_Run]:
+    """The page's runs, in the order drawn. A character continues the run before it when it is on its line
+    (overlapping half its height) and close after it; it may overlap it: the letters of a ligature ("fi") share
+    its box. Turned text runs up or down the page: its characters are not beside each other, each starts a run.
+    (The loop is written for speed: it runs once for each character of every page.)"""
     runs: list[_Run] = []
+    raw = text_page.raw
+    unicode_of, loose_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     box = pdfium_c.FS_RECTF()
-    for index in range(text_page.count_chars()):
-        if pdfium_c.FPDFText_GetUnicode(text_page, index) in _BLANKS:
-            continue
+    run: _Run | None = None
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
         # The loose box spans the font's height, the same for every character of a line (a comma's is not low).
-        if not pdfium_c.FPDFText_GetLooseCharBox(text_page, index, box) or box.right <= box.left:
+        if unicode_of(raw, index) in _BLANKS or not loose_box(raw, index, box) or box.right <= box.left:
             continue
         left, bottom, right, top = box.left, box.bottom, box.right, box.top
-        run = runs[-1] if runs else None
-        # Turned text runs up or down the page: its characters are not beside each other, each starts a run.
-        if run is not None and run.upright and _continues(run, left, bottom, top):
-            run.last, run.right = index, max(run.right, right)
-            run.bottom, run.top = min(run.bottom, bottom), max(run.top, top)
-        else:
-            upright = abs(math.sin(pdfium_c.FPDFText_GetCharAngle(text_page, index))) < _MAX_UPRIGHT_SINE
-            runs.append(_Run(index, index, left, bottom, right, top, upright))
+        if run is not None and run.upright and run.left <= left:
+            height, run_height = top - bottom, run.top - run.bottom
+            if (
+                min(run.top, top) - max(run.bottom, bottom) > 0.5 * min(run_height, height)
+                and left <= run.right + _MAX_GAP_IN_RUN * max(run_height, height)
+            ):
+                run.last = index
+                run.right = max(run.right, right)
+                run.bottom, run.top = min(run.bottom, bottom), max(run.top, top)
+                continue
+        upright = abs(math.sin(pdfium_c.FPDFText_GetCharAngle(raw, index))) < _MAX_UPRIGHT_SINE
+        run = _Run(index, index, left, bottom, right, top, upright)
+        runs.append(run)
     return runs
-
-
-def _continues(run: _Run, left: float, bottom: float, top: float) -> bool:
-    """Whether a character drawn next is on the run's line and close after it. It may overlap the run: the
-    letters of a ligature ("fi") share its box."""
-    height = max(run.height, top - bottom)
-    overlap = min(run.top, top) - max(run.bottom, bottom)
-    return overlap > 0.5 * min(run.height, top - bottom) and run.left <= left <= run.right + _MAX_GAP_IN_RUN * height
 
 
 def _gutters(runs: list[_Run]) -> list[_Gutter]:
