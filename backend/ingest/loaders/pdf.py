@@ -226,15 +226,16 @@ def _column_ordered_texts(name: str, data: bytes, texts: list[str | None]) -> di
     ordered: dict[int, str] = {}
     try:
         for number in numbers:
-            page = document[number - 1]
             try:
-                text = column_ordered_text(page)
+                page = document[number - 1]
+                try:
+                    text = column_ordered_text(page)
+                finally:
+                    page.close()
             except Exception:  # pdfium failing on a page costs its reading order, not its text
                 log.warning("the columns of page %d of %s could not be read; it is read as drawn", number, name,
                             exc_info=True)
-                text = None
-            finally:
-                page.close()
+                continue
             layer = texts[number - 1] or ""
             if text is not None and _visible_count(text) >= _MIN_COLUMN_TEXT_SHARE * _visible_count(layer) and (
                 not _looks_garbled(text)

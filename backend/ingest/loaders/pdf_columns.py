@@ -4,11 +4,14 @@ that order, a sentence of one column is spliced with the lines beside it. Here t
 boxes (pdfium's text page) are grouped into runs along a line, and a gutter is a vertical strip of the page no
 run crosses but a few, with runs of text on either side. The runs crossing it (a title, a full-width table's
 rows, a page number centred under it) cut the page into bands, each read column by column, in place between
-them. A page whose strip does not separate columns of prose (a table's columns, a form's fields) has no
-columns: its text is left as it was read."""
+them; a band whose strips do not separate columns of prose (a table's columns, a form's fields) is read as drawn.
+A page without columns across its height is cut where it is blank across, and each part looked at alike (three
+columns above a worksheet spanning two of them). A page where no columns are found has none: its text is left as
+the loader read it (pypdf)."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -51,6 +54,7 @@ _MIN_LINE_DENSITY = 0.4
 # A region without columns is cut at blank strips across it this share of a line high, that many times at most.
 _MIN_ZONE_GAP = 0.5
 _MAX_DEPTH = 3
+# More columns than this side by side are a table's.
 _MAX_COLUMNS = 4
 
 
@@ -193,12 +197,13 @@ def _columns_order(runs: list[_Run], gutters: list[_Gutter], depth: int) -> list
     crossing = [run for run in runs if any(run.left < g.right and run.right > g.left for g in gutters)]
     # A line crossing a gutter, with the rest of it (a table's row, a title beside its number), cuts the page.
     spanning = [run for run in runs if any(other.bottom < run.middle < other.top for other in crossing)]
-    cuts = _lines(spanning)
+    cuts = sorted(_lines(spanning), key=lambda line: -line[0].middle)
+    cut_heights = [-line[0].middle for line in cuts]
     spanning_ids = {id(run) for run in spanning}
     bands: list[list[list[_Run]]] = [[[] for _ in column_widths] for _ in range(len(cuts) + 1)]
     for run in runs:
         if id(run) not in spanning_ids:
-            band = sum(1 for line in cuts if line[0].middle > run.middle)
+            band = bisect.bisect_left(cut_heights, -run.middle)  # the cuts above it
             bands[band][sum(1 for gutter in gutters if run.left >= gutter.right)].append(run)
     order: list[tuple[list[_Run], bool]] = []
     has_columns = False
