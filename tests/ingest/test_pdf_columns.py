@@ -1,15 +1,18 @@
 """Reading order of PDF pages laid out in columns (backend/ingest/loaders/pdf_columns.py): a page drawn line by
-line across its columns is read column by column; a page of a table's cells is read as drawn."""
+line across its columns is read column by column; a page of a table's cells, or of one column, as before."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
 
+import pypdfium2
+import pytest
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from backend.ingest.loaders import load_document
+from backend.ingest.loaders.pdf_columns import column_ordered_text
 
 TITLE = "Two Unrelated Stories Printed Side by Side in Two Columns"
 LEFT = [
@@ -90,3 +93,19 @@ def test_the_shared_irs_instructions_read_each_column_down(pdfs: Path) -> None:
     )
     assert "You must divide your income for the tax year into the following three categories." in page
     assert "To make the election, attach a statement to your return for the year of the election." in page
+
+
+@pytest.mark.parametrize("filename", [
+    "long_us_irs_irm_2.3.59_400p.pdf",  # a margin of section headings beside the text, terminal-screen tables
+    "tables_ca-warn-report_16p.pdf",
+    "tables_fbi_nics-background-checks-2015-11.pdf",
+    "tables_ibm_redpaper_redp5110_sampled.pdf",
+    "nonenglish_fr_olap_paper.pdf",  # one column
+])
+def test_shared_pages_of_tables_or_one_column_have_no_columns(pdfs: Path, filename: str) -> None:
+    """Their text stays pypdf's, as it read before columns were looked for."""
+    document = pypdfium2.PdfDocument(pdfs / filename)
+    try:
+        assert [number for number, page in enumerate(document, start=1) if column_ordered_text(page)] == []
+    finally:
+        document.close()
