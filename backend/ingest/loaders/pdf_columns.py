@@ -52,7 +52,7 @@ _MIN_COLUMN_LINES = 4
 _MIN_LINE_FILL = 0.6
 _MIN_LINE_DENSITY = 0.4
 # A region without columns is cut at blank strips across it this share of a line high, that many times at most.
-_MIN_ZONE_GAP = 0.5
+_MIN_ZONE_GAP = 1.0
 _MAX_DEPTH = 3
 # More columns than this side by side are a table's.
 _MAX_COLUMNS = 4
@@ -161,7 +161,7 @@ def _gutters(runs: list[_Run]) -> list[_Gutter]:
         fewest = min(cover[x] for x in strip)
         core = max((list(xs) for is_core, xs in itertools.groupby(strip, key=lambda x: cover[x] == fewest)
                     if is_core), key=len)
-        if _MIN_GUTTER_WIDTH * line_height <= len(core) and len(strip) <= _MAX_GUTTER_SHARE * width:
+        if _MIN_GUTTER_WIDTH * line_height <= len(strip) <= _MAX_GUTTER_SHARE * width:
             gutters.append(_Gutter(start + core[0], start + core[-1] + 1))
     return gutters if len(gutters) < _MAX_COLUMNS else []
 
