@@ -291,7 +291,9 @@ def _between(text_page: pypdfium2.PdfTextPage, previous: _Run, run: _Run, otherw
         return otherwise
     between = text_page.get_text_range(previous.last + 1, run.first - previous.last - 1)
     # pdfium joins a word hyphenated at a line's end to its end on the next line: the lines stay apart here.
-    return between if not between.strip() and ("\n" in between) == ("\n" in otherwise) else otherwise
+    # Turned text has no lines here: its characters, one run each, are joined as pdfium joins them.
+    same_kind = ("\n" in between) == ("\n" in otherwise) or not run.upright
+    return between if not between.strip() and same_kind else otherwise
 
 
 def _run_text(text_page: pypdfium2.PdfTextPage, run: _Run) -> str:
