@@ -109,3 +109,16 @@ def test_shared_pages_of_tables_or_one_column_have_no_columns(pdfs: Path, filena
         assert [number for number, page in enumerate(document, start=1) if column_ordered_text(page)] == []
     finally:
         document.close()
+
+
+def test_the_shared_federal_register_reads_its_three_columns_in_order(pdfs: Path) -> None:
+    """Its stream draws one column after the other (pypdf read it right): the columns' text stays whole, in order."""
+    document = load_document("fr.pdf", (pdfs / "gov_us_federal-register-2020-17221.pdf").read_bytes())
+    page = " ".join(next(page for page in document.pages if page.number == 2).text.split())
+
+    first_column = page.find(
+        "Investigation of the accident has been completed by the Indonesian authorities (Komite Nasional "
+        "Keselamatan Transportasi (KNKT)) with assistance from the National Transportation Safety Board (NTSB)"
+    )
+    second_column = page.find("On November 7, 2018, the FAA issued Emergency AD 2018–23–51 as an interim corrective")
+    assert 0 <= first_column < second_column
