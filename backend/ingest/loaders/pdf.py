@@ -3,7 +3,8 @@ or garbled (fonts without a usable character map): only those pages are rendered
 real 1-based numbers even when pages without text are skipped. A page whose printed number (the PDF's page labels:
 "iii" in a preface, "1" where the body starts after it) differs from its position is labelled with both, "Page iii
 (PDF page 3)": either alone would send a reader to the wrong page, and a document may print "1" on several pages.
-Running headers and footers are kept only where they first appear (running_headers.py)."""
+A page laid out in columns is read column by column (pdf_columns.py): its text layer may be drawn line by line
+across them. Running headers and footers are kept only where they first appear (running_headers.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pypdf.generic import DictionaryObject, NameObject, NullObject, PdfObject
 
 from backend.errors import UnreadableDocument, UnsupportedFileType
 from backend.ingest.loaders.ocr import Recogniser
+from backend.ingest.loaders.pdf_columns import column_ordered_text
 from backend.ingest.loaders.running_headers import without_running_headers
 from backend.ingest.loaders.text import LoadedPages, corrupt, pages_with_text
 from backend.models import Page
@@ -34,6 +36,9 @@ _PDF_HEADER_WINDOW = 1024
 _MIN_TEXT_LAYER_CHARACTERS = 20
 # A page label is a number with perhaps a prefix ("A-3"); a longer one is cut rather than flood a citation.
 _MAX_PAGE_LABEL_CHARS = 40
+# A page's text read column by column (by pdfium) replaces pypdf's only when it holds this share of its characters
+# or more: the order is to change, not the words.
+_MIN_COLUMN_TEXT_SHARE = 0.95
 # What a glyph whose character is unknown reads as until its page is judged (a page of many is garbled).
 _UNKNOWN_GLYPH = "\ufffd"
 
@@ -46,11 +51,12 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     reader = _open_pdf(name, data)
     texts = _pdf_page_texts(name, reader)
     recognised = _recognise_pages_without_text(name, data, texts, recogniser)
+    reordered = {**_column_ordered_texts(name, data, texts), **recognised}
     labels = _printed_page_labels(name, reader)
     pages = [
         Page(page.number, page.text, ocr=page.number in recognised, label=labels.get(page.number, ""))
         for page in pages_with_text(
-            recognised.get(number, (text or "").replace(_UNKNOWN_GLYPH, ""))
+            reordered.get(number, (text or "").replace(_UNKNOWN_GLYPH, ""))
             for number, text in enumerate(texts, start=1)
         )
     ]
@@ -204,6 +210,40 @@ def _recognise_pages_without_text(
         return {}
     finally:
         document.close()
+
+
+def _column_ordered_texts(name: str, data: bytes, texts: list[str | None]) -> dict[int, str]:
+    """The text of each page laid out in columns read column by column, by page number: pages with a readable
+    text layer only, and only where pdfium reads as much of it as pypdf (its text stands in for pypdf's)."""
+    numbers = [number for number, text in enumerate(texts, start=1) if text is not None and not _lacks_text(text)]
+    if not numbers:
+        return {}
+    try:
+        document = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError:
+        log.warning("%s could not be opened to find its columns; its pages are read as drawn", name, exc_info=True)
+        return {}
+    ordered: dict[int, str] = {}
+    try:
+        for number in numbers:
+            try:
+                page = document[number - 1]
+                try:
+                    text = column_ordered_text(page)
+                finally:
+                    page.close()
+            except Exception:  # pdfium failing on a page costs its reading order, not its text
+                log.warning("the columns of page %d of %s could not be read; it is read as drawn", number, name,
+                            exc_info=True)
+                continue
+            layer = texts[number - 1] or ""
+            if text is not None and _visible_count(text) >= _MIN_COLUMN_TEXT_SHARE * _visible_count(layer) and (
+                not _looks_garbled(text)
+            ):
+                ordered[number] = text
+    finally:
+        document.close()
+    return ordered
 
 
 def _lacks_text(text: str) -> bool:
