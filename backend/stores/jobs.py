@@ -121,10 +121,11 @@ class JobStore:
             ).one_or_none()
             if row is None:
                 return None
-            # The state and attempts it was read with: a claim that raced another (SQLite reads unlocked) is void.
+            # Still claimable, in the state and attempts it was read with: a claim that raced another (SQLite reads
+            # unlocked) is void, even when that other's try has put the job back to wait for a later retry_at.
             taken = db.execute(
                 update(jobs).where(jobs.c.job_id == row.job_id, jobs.c.state == row.state,
-                                   jobs.c.attempts == row.attempts)
+                                   jobs.c.attempts == row.attempts, claimable)
                 .values(state="indexing", claimed_by=worker, lease_until=now + lease_seconds,
                         attempts=row.attempts + 1, retry_at=None, error=None)
             ).rowcount
