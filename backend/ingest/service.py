@@ -21,7 +21,14 @@ from typing import Protocol
 import numpy as np
 
 from backend.embeddings import Embedder
-from backend.errors import AxiomError, Cancelled, NotFound, TooLongForRequest, UnreadableDocument
+from backend.errors import (
+    AxiomError,
+    Cancelled,
+    NotFound,
+    TooLongForRequest,
+    UnreadableDocument,
+    VectorStoreUnreachable,
+)
 from backend.ids import new_document_id, validate_id
 from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.loaders import PageProgress, load_document
@@ -310,6 +317,25 @@ class IngestionService:
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
 
+    def discard(self, chat_id: str, document_id: str) -> None:
+        """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
+        vector store unreachable, its row is marked 'discarded' instead: no longer taken for a document being
+        stored, and rolled back once the vector store is back (``purge_discarded``)."""
+        try:
+            self.roll_back(chat_id, document_id)
+        except VectorStoreUnreachable:
+            if self._documents.discard(document_id):
+                log.warning("%s could not be rolled back (the vector store is unreachable); later", document_id)
+
+    def purge_discarded(self) -> list[str]:
+        """Rolls back the documents ``discard`` left to the vector store's return; returns their ids. Only their
+        own vectors go: a chat's other documents are kept."""
+        purged = []
+        for record in self._documents.discarded():
+            self.roll_back(record.chat_id, record.document_id)
+            purged.append(record.document_id)
+        return purged
+
     def delete(self, chat_id: str, document_id: str) -> None:
         validate_id(chat_id, field="chat_id")
         validate_id(document_id, field="doc_id")
@@ -339,9 +365,9 @@ class IngestionService:
         )
 
     def recover(self, *, keep: Container[str] = ()) -> list[str]:
-        """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the
-        documents of background jobs: the worker that takes a job over rolls back what it left), nor those a
-        live process is storing right now (``DocumentStore.left_behind``: another replica's upload, on
+        """Roll back documents a crash left half-indexed, and the discarded ones; returns their ids. Not those in
+        ``keep`` (the documents of background jobs: the worker that takes a job over rolls back what it left), nor
+        those a live process is storing right now (``DocumentStore.left_behind``: another replica's upload, on
         PostgreSQL)."""
         rolled_back = []
         for record in self._documents.incomplete():
@@ -353,7 +379,7 @@ class IngestionService:
                                 record.document_id, record.filename)
                     self.roll_back(record.chat_id, record.document_id)
                     rolled_back.append(record.document_id)
-        return rolled_back
+        return rolled_back + self.purge_discarded()
 
 
 class _Phases:
