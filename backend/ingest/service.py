@@ -24,6 +24,7 @@ from backend.embeddings import Embedder
 from backend.errors import (
     AxiomError,
     Cancelled,
+    Conflict,
     NotFound,
     TooLongForRequest,
     UnreadableDocument,
@@ -63,6 +64,9 @@ def load_here(
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
+# How many times a file is stored (embedded again after the first) while other processes (replicas) storing the same
+# content after its duplicate check fail: one more round is rare, and each is bounded by the stores' timeouts.
+_STORING_ROUNDS = 3
 # Unless pages are recognised (OCR): about 2 s a page against 0.2 s to embed a page's chunks, so reading then takes
 # this share of a job's progress.
 _RECOGNITION_SHARE = 0.8
@@ -274,12 +278,15 @@ class IngestionService:
 
     def _store_unless_stored_meanwhile(
         self, batch: list[_Prepared], chat_id: str, progress: Progress | None, cancelled: threading.Event | None
-    ) -> dict[str, DocumentRecord]:
+    ) -> dict[str, DocumentRecord | Conflict]:
         """``_store``, where a document another replica began storing with the same content after the duplicate
         check is waited for: if it was stored, it is returned by the id of the one not stored; if not, the batch's
-        own is stored after all (embedded again from the same prepared chunks)."""
-        stored_meanwhile: dict[str, DocumentRecord] = {}
-        while batch:
+        own is stored after all (embedded again from the same prepared chunks), in up to ``_STORING_ROUNDS``
+        rounds, after which a document still not stored is returned as a Conflict to try again later."""
+        stored_meanwhile: dict[str, DocumentRecord | Conflict] = {}
+        for _ in range(_STORING_ROUNDS):
+            if not batch:
+                return stored_meanwhile
             failed_meanwhile = set()
             for document_id, same_content in self._store(batch, chat_id, progress, cancelled).items():
                 settled = self._settled(chat_id, same_content.document_id)
@@ -290,6 +297,13 @@ class IngestionService:
             # Each round stores the rest unless yet another replica began the same content meanwhile.
             batch = [prepared for prepared in batch if prepared.record.document_id in failed_meanwhile]
             progress = None  # the bar reached its end with the first round
+        for prepared in batch:
+            log.warning("%s was begun and failed by other processes %d times", prepared.record.filename,
+                        _STORING_ROUNDS)
+            stored_meanwhile[prepared.record.document_id] = Conflict(
+                f"“{prepared.record.filename}” could not be stored: other uploads of the same file kept beginning "
+                "to store it and failing. Upload it again in a moment.", filename=prepared.record.filename,
+            )
         return stored_meanwhile
 
     def _embed(
@@ -405,9 +419,13 @@ def _stop_if(cancelled: threading.Event | None) -> None:
         raise Cancelled
 
 
-def _as_stored(prepared: _Prepared, stored_meanwhile: dict[str, DocumentRecord]) -> IngestedDocument:
+def _as_stored(
+    prepared: _Prepared, stored_meanwhile: dict[str, DocumentRecord | Conflict]
+) -> IngestedDocument | Conflict:
     same_content = stored_meanwhile.get(prepared.record.document_id)
-    return _as_ingested(prepared) if same_content is None else _as_duplicate(same_content)
+    if same_content is None:
+        return _as_ingested(prepared)
+    return same_content if isinstance(same_content, Conflict) else _as_duplicate(same_content)
 
 
 def _as_ingested(prepared: _Prepared) -> IngestedDocument:
