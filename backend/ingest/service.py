@@ -24,6 +24,7 @@ from backend.embeddings import Embedder
 from backend.errors import (
     AxiomError,
     Cancelled,
+    ChatWasDeleted,
     Conflict,
     NotFound,
     TooLongForRequest,
@@ -267,9 +268,13 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException:
+            except BaseException as error:
                 for prepared in begun:
                     self.roll_back(chat_id, prepared.record.document_id)
+                if isinstance(error, ChatWasDeleted):
+                    # The vectors may have made the chat's collection again after its deletion (by another
+                    # replica, which does not wait for this one's storing) removed it: none is left there empty.
+                    self._vectors.delete_chat_if_empty(chat_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from backend.errors import Conflict
 from backend.ids import new_document_id
-from backend.ingest.service import IngestionService, load_here
+from tests.support.replicas import replica_with
 from tests.support.waiting import wait_for
 
 NOTES = b"Axolotls regrow their limbs. They live in the lakes of Mexico City and never leave the water."
@@ -59,14 +59,6 @@ class HeldEmbedder:
         self.started.set()
         assert self._gate.wait(60)
         return self._real.embed_documents(texts)
-
-
-def replica_with(services, *, vectors=None, embedder=None) -> IngestionService:
-    return IngestionService(
-        chunker=services.ingestion._chunker, embedder=embedder or services.embedder,
-        vectors=vectors or services.vectors, keywords=services.keywords, documents=services.documents,
-        load=load_here,
-    )
 
 
 def waiting_for_a_document(services) -> bool:
