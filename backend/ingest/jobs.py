@@ -293,8 +293,8 @@ class IngestJobs:
         if unreachable_for >= self._retry_limit_seconds:
             log.warning("ingestion job %s: the vector store was unreachable for %.0f s; failed",
                         record.job_id, unreachable_for)
-            self._finish(record, "failed", error=_unreachable_too_long(unreachable_for, error), progress=progress)
-            self._ingestion.discard(record.chat_id, record.job_id)
+            if self._finish(record, "failed", error=_unreachable_too_long(unreachable_for, error), progress=progress):
+                self._ingestion.discard(record.chat_id, record.job_id)  # what its last try half-stored
             return
         # Waits that double (each as long as the outage so far), the last try at the limit.
         delay = min(max(self._retry_seconds, unreachable_for), _MAX_RETRY_DELAY_SECONDS,
@@ -325,9 +325,12 @@ class IngestJobs:
     def _finish(
         self, record: JobRecord, state: JobState, *, document: IngestedDocument | None = None,
         error: dict[str, Any] | None = None, progress: float = 0.0,
-    ) -> None:
+    ) -> bool:
+        """Whether the job was still this worker's to end."""
         document_id = document.document_id if document else None
-        if not self._store.finish(
+        if self._store.finish(
             record.job_id, self._worker, state, document_id=document_id, error=error, progress=progress
         ):
-            log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
+            return True
+        log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
+        return False

@@ -125,6 +125,7 @@ def test_a_job_that_ends_while_chroma_is_down_is_discarded_and_its_vectors_remov
             jobs.cancel(chat, job.job_id, wait_seconds=5)
         ended = wait_for(lambda: (j := jobs.get(chat, job.job_id)).finished and j, "the job to end")
         assert ended.state == ending
+        wait_for(services.documents.discarded, "its document to be discarded")  # as its worker ends it
         assert services.documents.incomplete() == []  # not taken for a document some process is storing
         assert [d.document_id for d in services.documents.discarded()] == [job.job_id]
         assert services.documents.list(chat) == [services.documents.get(chat, kept.document_id)]
