@@ -344,7 +344,7 @@ class IngestionService:
             self.roll_back(chat_id, document_id)
         except VectorStoreUnreachable:
             if self._documents.discard(document_id):
-                log.warning("%s could not be rolled back (the vector store is unreachable); later", document_id)
+                log.warning("document %s is discarded; rolled back once the vector store is back", document_id)
 
     def purge_discarded(self) -> list[str]:
         """Rolls back the documents ``discard`` left to the vector store's return; returns their ids. Only their
