@@ -288,6 +288,42 @@ def test_a_background_upload_while_chroma_is_down_waits_queued_and_is_stored_onc
 
 
 
+def test_a_background_upload_deleted_while_chroma_is_down_is_gone_and_its_vectors_too_once_chroma_is_back(
+    build_app_services, tmp_path, monkeypatch
+):
+    """The job's try had stored its vectors when Chroma went down: deleting it while Chroma is still down cancels
+    it at once, and once Chroma is back the server's sweep (on SQLite too) removes what the try left there, the
+    chat's other file kept."""
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    try:
+        services = build_app_services(
+            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
+            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
+        )
+        settings = ApiSettings(ingest_retry_seconds=60, ingest_lease_seconds=0.5)
+        with serve(services, settings) as running, httpx.Client(base_url=running.url, timeout=300) as client:
+            kept = upload(client, CHAT, ("newts.txt", b"Newts are salamanders that return to water to breed."))
+            (kept,) = kept.json()["uploaded"]
+            stopped = chroma.going_down_once_stored(services.vectors, monkeypatch)
+            (job,) = upload(client, CHAT, NOTES, background="true").json()["jobs"]
+            assert stopped.wait(120)
+            with chroma.down():  # already stopped: started again at the end of the block
+                wait_for(lambda: client.get(f"/chat/{CHAT}/documents/{job['id']}").json()["retry_at"],
+                         "the job to wait for Chroma")
+                assert client.delete(f"/chat/{CHAT}/documents/{job['id']}").status_code == 200
+                assert client.get(f"/chat/{CHAT}/documents/{job['id']}").json()["status"] == "cancelled"
+                listed = client.get(f"/chat/{CHAT}/documents").json()
+                assert [d["id"] for d in listed["documents"]] == [kept["id"]] and listed["jobs"] == []
+                assert services.documents.incomplete() == []
+
+            wait_for(lambda: not services.documents.discarded(), "the sweep to remove the deleted job's try")
+            assert services.vectors.document_ids(CHAT) == {kept["id"]}
+            assert services.vectors.count(CHAT) == kept["chunk_count"]
+    finally:
+        chroma.stop()
+
+
 @pytest.mark.parametrize("auth", ["none", "api-key"])
 def test_a_chat_whose_deletion_failed_while_chroma_was_down_stays_usable(build_app_services, tmp_path, auth):
     """Deleting a chat notes its deletion first, so that an answer or a file finishing meanwhile is refused.

@@ -4,7 +4,6 @@ keeps nothing, and neither does one that ends while it is still down, once it is
 
 from __future__ import annotations
 
-import threading
 import uuid
 from pathlib import Path
 
@@ -88,23 +87,6 @@ def services_on_each_database(request, make_services, tmp_path: Path, chroma: Ch
     services.database.dispose()
 
 
-def going_down_once_stored(services, chroma: ChromaServer, monkeypatch) -> threading.Event:
-    """Stand-in for an outage that begins the moment the server has taken a job's vectors (it cannot be timed
-    from outside): the server stops and the job's storing meets it unreachable, its vectors left in it."""
-    add = services.vectors.add
-    stopped = threading.Event()
-
-    def add_then_stop(chat_id, chunks, embeddings) -> None:
-        add(chat_id, chunks, embeddings)
-        monkeypatch.setattr(services.vectors, "add", add)
-        chroma.stop()
-        stopped.set()
-        add(chat_id, chunks, embeddings)  # unreachable now
-
-    monkeypatch.setattr(services.vectors, "add", add_then_stop)
-    return stopped
-
-
 @pytest.mark.parametrize("ending", ["cancelled", "failed"])
 def test_a_job_that_ends_while_chroma_is_down_is_discarded_and_its_vectors_removed_once_it_is_back(
     services_on_each_database, chroma, monkeypatch, ending
@@ -114,7 +96,7 @@ def test_a_job_that_ends_while_chroma_is_down_is_discarded_and_its_vectors_remov
     services = services_on_each_database
     chat = uuid.uuid4().hex  # the server, and so the chat's collection, outlives each case
     kept = services.ingestion.ingest(chat, "kept.txt", b"Tides follow the moon. Spring tides are the highest.")
-    stopped = going_down_once_stored(services, chroma, monkeypatch)
+    stopped = chroma.going_down_once_stored(services.vectors, monkeypatch)
     limit = 600 if ending == "cancelled" else 1.5
     jobs = IngestJobs(services.ingestion, services.jobs, retry_seconds=0.2, retry_limit_seconds=limit)
     job = jobs.submit(chat, "notes.txt", NOTES)
