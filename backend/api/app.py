@@ -66,11 +66,9 @@ def create_app(
             retry_seconds=api_settings.ingest_retry_seconds,
             retry_limit_seconds=api_settings.ingest_retry_limit_seconds,
         )
-        # An upload another replica was storing when it died is rolled back here (a job, by its next worker).
-        sweep = (
-            RecoverySweep(built.ingestion, built.jobs, every_seconds=api_settings.ingest_lease_seconds)
-            if built.jobs.shared else None
-        )
+        # An upload another replica was storing when it died is rolled back here (a job, by its next worker), and
+        # a document discarded while the vector store was unreachable once it is back.
+        sweep = RecoverySweep(built.ingestion, built.jobs, every_seconds=api_settings.ingest_lease_seconds)
         built.reader.warm_up()
         app.state.services = built
         app.state.api_settings = api_settings
@@ -92,8 +90,7 @@ def create_app(
             yield
         finally:
             jobs.close()
-            if sweep is not None:
-                sweep.close()
+            sweep.close()
             if services is None:  # built here, so closed here (tests share theirs between apps)
                 built.close()
 

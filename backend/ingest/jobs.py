@@ -14,8 +14,9 @@ A job whose vector store (a Chroma server) is unreachable waits for it rather th
 'queued' with the error of its last try and the time of its next (``retry_seconds``, then as long as the outage
 has lasted, so the waits double, up to a minute), claimable by any worker from then; that worker first rolls back
 what the last try half-stored. Once the vector store has been unreachable for ``retry_limit_seconds`` since the
-first try met it, the job fails saying so. A cancelled waiting job's half-stored document is rolled back at once
-if the vector store is back, else by the recovery that rolls back any upload's (``IngestionService.recover``).
+first try met it, the job fails saying so. What the last try of a job that ends so, or is cancelled while it
+waits, half-stored is rolled back at once, or, with the vector store still unreachable, marked discarded (never
+listed, nor taken for a document being stored) and rolled back once it is back (``IngestionService.discard``).
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ class IngestJobs:
 
     def _cancel(self, chat_id: str, job_ids: list[str], wait_seconds: float) -> list[Job]:
         for job_id in self._store.request_cancel(chat_id, job_ids):
-            self._roll_back_waiting(chat_id, job_id)
+            self._ingestion.discard(chat_id, job_id)  # what its last try half-stored
         with self._lock:
             running_here = [self._running[job_id] for job_id in job_ids if job_id in self._running]
         for running in running_here:
@@ -292,26 +293,22 @@ class IngestJobs:
         if unreachable_for >= self._retry_limit_seconds:
             log.warning("ingestion job %s: the vector store was unreachable for %.0f s; failed",
                         record.job_id, unreachable_for)
-            self._finish(record, "failed", error=_unreachable_too_long(unreachable_for, error), progress=progress)
+            if self._finish(record, "failed", error=_unreachable_too_long(unreachable_for, error), progress=progress):
+                self._ingestion.discard(record.chat_id, record.job_id)  # what its last try half-stored
             return
         # Waits that double (each as long as the outage so far), the last try at the limit.
         delay = min(max(self._retry_seconds, unreachable_for), _MAX_RETRY_DELAY_SECONDS,
                     since + self._retry_limit_seconds - now)
         log.warning("ingestion job %s: the vector store is unreachable; trying again in %.1f s",
                     record.job_id, delay)
-        if not self._store.retry_later(
+        state = self._store.retry_later(
             record.job_id, self._worker, retry_at=now + delay, retrying_since=since, error=error.to_body(),
             progress=progress,
-        ):
+        )
+        if state is None:
             log.warning("ingestion job %s was taken over by another worker before it could wait", record.job_id)
-
-    def _roll_back_waiting(self, chat_id: str, job_id: str) -> None:
-        """Rolls back what the last try of a job cancelled while waiting to be tried again half-stored; with the
-        vector store still unreachable, the recovery does it later."""
-        try:
-            self._ingestion.roll_back(chat_id, job_id)
-        except VectorStoreUnreachable:
-            log.warning("ingestion job %s was cancelled; its half-stored document is rolled back later", job_id)
+        elif state == "cancelled":
+            self._ingestion.discard(record.chat_id, record.job_id)
 
     def _heartbeat(self, running: _Running) -> None:
         while not running.ended.wait(self._heartbeat_seconds):
@@ -328,9 +325,12 @@ class IngestJobs:
     def _finish(
         self, record: JobRecord, state: JobState, *, document: IngestedDocument | None = None,
         error: dict[str, Any] | None = None, progress: float = 0.0,
-    ) -> None:
+    ) -> bool:
+        """Whether the job was still this worker's to end."""
         document_id = document.document_id if document else None
-        if not self._store.finish(
+        if self._store.finish(
             record.job_id, self._worker, state, document_id=document_id, error=error, progress=progress
         ):
-            log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
+            return True
+        log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
+        return False

@@ -1,11 +1,12 @@
-"""Rolling back, while the other replicas run, what a dead one left half-stored (a shared database only).
+"""Rolling back, while the other replicas run, what a dead one left half-stored (a shared database), and on every
+database the documents discarded while the vector store was unreachable, once it is back.
 
 A background job's document is taken over by the worker that next claims the job (jobs.py). An upload indexed
 within its request has no job: the process storing it says so by holding its document's advisory lock
 (``DocumentStore.storing``), which PostgreSQL releases the moment that process's connection closes. So every
 replica sweeps every ``every_seconds`` (the jobs' lease: a dead replica's upload is recovered about as soon as
 its jobs are) and rolls back the documents still 'indexing' that nobody holds (``IngestionService.recover``).
-On SQLite one process uses the database and its start-up recovery is enough.
+On SQLite one process uses the database and its start-up recovery is enough for the rest.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class RecoverySweep:
     def _run(self) -> None:
         while not self._stopping.wait(self._every_seconds):
             try:
-                self._ingestion.recover(keep=set(self._jobs.unfinished_ids()))
+                if self._jobs.shared:
+                    self._ingestion.recover(keep=set(self._jobs.unfinished_ids()))
+                else:  # what is still 'indexing' is this process's own upload
+                    self._ingestion.purge_discarded()
             except Exception:  # the database or the vector store is down: the next sweep tries again
                 log.warning("the recovery sweep failed; next in %.0f s", self._every_seconds, exc_info=True)

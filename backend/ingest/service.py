@@ -21,7 +21,16 @@ from typing import Protocol
 import numpy as np
 
 from backend.embeddings import Embedder
-from backend.errors import AxiomError, Cancelled, NotFound, TooLongForRequest, UnreadableDocument
+from backend.errors import (
+    AxiomError,
+    Cancelled,
+    ChatWasDeleted,
+    Conflict,
+    NotFound,
+    TooLongForRequest,
+    UnreadableDocument,
+    VectorStoreUnreachable,
+)
 from backend.ids import new_document_id, validate_id
 from backend.ingest.chunker import ParentChildChunker
 from backend.ingest.loaders import PageProgress, load_document
@@ -56,6 +65,9 @@ def load_here(
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
+# How many times a file is stored (embedded again after the first) while other processes (replicas) storing the same
+# content after its duplicate check fail: one more round is rare, and each is bounded by the stores' timeouts.
+_STORING_ROUNDS = 3
 # Unless pages are recognised (OCR): about 2 s a page against 0.2 s to embed a page's chunks, so reading then takes
 # this share of a job's progress.
 _RECOGNITION_SHARE = 0.8
@@ -256,9 +268,13 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException:
+            except BaseException as error:
                 for prepared in begun:
                     self.roll_back(chat_id, prepared.record.document_id)
+                if isinstance(error, ChatWasDeleted):
+                    # The vectors may have made the chat's collection again after its deletion (by another
+                    # replica, which does not wait for this one's storing) removed it: none is left there empty.
+                    self._vectors.delete_chat_if_empty(chat_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:
@@ -267,12 +283,15 @@ class IngestionService:
 
     def _store_unless_stored_meanwhile(
         self, batch: list[_Prepared], chat_id: str, progress: Progress | None, cancelled: threading.Event | None
-    ) -> dict[str, DocumentRecord]:
+    ) -> dict[str, DocumentRecord | Conflict]:
         """``_store``, where a document another replica began storing with the same content after the duplicate
         check is waited for: if it was stored, it is returned by the id of the one not stored; if not, the batch's
-        own is stored after all (embedded again from the same prepared chunks)."""
-        stored_meanwhile: dict[str, DocumentRecord] = {}
-        while batch:
+        own is stored after all (embedded again from the same prepared chunks), in up to ``_STORING_ROUNDS``
+        rounds, after which a document still not stored is returned as a Conflict to try again later."""
+        stored_meanwhile: dict[str, DocumentRecord | Conflict] = {}
+        for _ in range(_STORING_ROUNDS):
+            if not batch:
+                return stored_meanwhile
             failed_meanwhile = set()
             for document_id, same_content in self._store(batch, chat_id, progress, cancelled).items():
                 settled = self._settled(chat_id, same_content.document_id)
@@ -283,6 +302,13 @@ class IngestionService:
             # Each round stores the rest unless yet another replica began the same content meanwhile.
             batch = [prepared for prepared in batch if prepared.record.document_id in failed_meanwhile]
             progress = None  # the bar reached its end with the first round
+        for prepared in batch:
+            log.warning("%s was begun and failed by other processes %d times", prepared.record.filename,
+                        _STORING_ROUNDS)
+            stored_meanwhile[prepared.record.document_id] = Conflict(
+                f"“{prepared.record.filename}” could not be stored: other uploads of the same file kept beginning "
+                "to store it and failing. Upload it again in a moment.", filename=prepared.record.filename,
+            )
         return stored_meanwhile
 
     def _embed(
@@ -309,6 +335,25 @@ class IngestionService:
         """Removes whatever of the document was stored (nothing, if it was never begun)."""
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
+
+    def discard(self, chat_id: str, document_id: str) -> None:
+        """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
+        vector store unreachable, its row is marked 'discarded' instead: no longer taken for a document being
+        stored, and rolled back once the vector store is back (``purge_discarded``)."""
+        try:
+            self.roll_back(chat_id, document_id)
+        except VectorStoreUnreachable:
+            if self._documents.discard(document_id):
+                log.warning("document %s is discarded; rolled back once the vector store is back", document_id)
+
+    def purge_discarded(self) -> list[str]:
+        """Rolls back the documents ``discard`` left to the vector store's return; returns their ids. Only their
+        own vectors go: a chat's other documents are kept."""
+        purged = []
+        for record in self._documents.discarded():
+            self.roll_back(record.chat_id, record.document_id)
+            purged.append(record.document_id)
+        return purged
 
     def delete(self, chat_id: str, document_id: str) -> None:
         validate_id(chat_id, field="chat_id")
@@ -339,9 +384,9 @@ class IngestionService:
         )
 
     def recover(self, *, keep: Container[str] = ()) -> list[str]:
-        """Roll back documents a crash left half-indexed; returns their ids. Not those in ``keep`` (the
-        documents of background jobs: the worker that takes a job over rolls back what it left), nor those a
-        live process is storing right now (``DocumentStore.left_behind``: another replica's upload, on
+        """Roll back documents a crash left half-indexed, and the discarded ones; returns their ids. Not those in
+        ``keep`` (the documents of background jobs: the worker that takes a job over rolls back what it left), nor
+        those a live process is storing right now (``DocumentStore.left_behind``: another replica's upload, on
         PostgreSQL)."""
         rolled_back = []
         for record in self._documents.incomplete():
@@ -353,7 +398,7 @@ class IngestionService:
                                 record.document_id, record.filename)
                     self.roll_back(record.chat_id, record.document_id)
                     rolled_back.append(record.document_id)
-        return rolled_back
+        return rolled_back + self.purge_discarded()
 
 
 class _Phases:
@@ -379,9 +424,13 @@ def _stop_if(cancelled: threading.Event | None) -> None:
         raise Cancelled
 
 
-def _as_stored(prepared: _Prepared, stored_meanwhile: dict[str, DocumentRecord]) -> IngestedDocument:
+def _as_stored(
+    prepared: _Prepared, stored_meanwhile: dict[str, DocumentRecord | Conflict]
+) -> IngestedDocument | Conflict:
     same_content = stored_meanwhile.get(prepared.record.document_id)
-    return _as_ingested(prepared) if same_content is None else _as_duplicate(same_content)
+    if same_content is None:
+        return _as_ingested(prepared)
+    return same_content if isinstance(same_content, Conflict) else _as_duplicate(same_content)
 
 
 def _as_ingested(prepared: _Prepared) -> IngestedDocument:

@@ -205,6 +205,14 @@ class ChromaStore:
             pass  # already gone: deleting a chat is idempotent
 
     @_unreachable_as_retrieval_failed
+    def delete_chat_if_empty(self, chat_id: str) -> None:
+        """Deletes the chat's collection if it holds nothing: one that a write racing the chat's deletion made
+        again, then rolled back."""
+        collection = self._existing_collection(chat_id)
+        if collection is not None and collection.count() == 0:
+            self.delete_chat(chat_id)
+
+    @_unreachable_as_retrieval_failed
     def count(self, chat_id: str) -> int:
         collection = self._existing_collection(chat_id)
         return 0 if collection is None else collection.count()

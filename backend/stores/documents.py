@@ -5,7 +5,8 @@ A document row is written with status 'indexing' before any chunk reaches Chroma
 Chroma holds all of it; its parents and chunks are written in that same transaction, and the chat's version
 changes with it (and with every removal). So a row still 'indexing' after a crash marks exactly the documents to
 roll back, parents (what retrieval returns) and chunks (what BM25 indexes) exist only for complete documents, and
-a replica that sees an unchanged version knows its BM25 cache is current.
+a replica that sees an unchanged version knows its BM25 cache is current. A row whose roll-back could not reach
+Chroma (a background job ended while Chroma was unreachable) becomes 'discarded' until it can be removed.
 
 A chat can be deleted while a document is being stored in it (by another request, or on another replica). Its
 deletion is noted before its documents are removed (backend/stores/chats.py), and both writes of a document check
@@ -37,6 +38,9 @@ from backend.stores.schema import parents as parent_table
 
 INDEXING = "indexing"
 READY = "ready"
+# Given up (its background job was cancelled or failed) while the vector store was unreachable, so its vectors could
+# not be removed yet: no longer taken for a document being stored, removed with its vectors once the store is back.
+DISCARDED = "discarded"
 
 # What a Parent is made of: its own columns and its document's filename.
 _PARENT = (
@@ -142,6 +146,14 @@ class DocumentStore:
                 ])
             _bump_version(db, record.chat_id)
 
+    def discard(self, document_id: str) -> bool:
+        """Marks the document, still 'indexing', as given up (``DISCARDED``); False if it is not 'indexing'."""
+        with self._engine.begin() as db:
+            return db.execute(
+                update(documents).where(documents.c.document_id == document_id, documents.c.status == INDEXING)
+                .values(status=DISCARDED)
+            ).rowcount > 0
+
     def remove(self, document_id: str) -> None:
         with self._engine.begin() as db:
             chat_id = _chat_of(db, document_id)
@@ -234,8 +246,14 @@ class DocumentStore:
         return Totals(documents=count, chunks=int(chunks))
 
     def incomplete(self) -> list[DocumentRecord]:
+        return self._with_status(INDEXING)
+
+    def discarded(self) -> list[DocumentRecord]:
+        return self._with_status(DISCARDED)
+
+    def _with_status(self, status: str) -> list[DocumentRecord]:
         with self._engine.connect() as db:
-            rows = db.execute(select(documents).where(documents.c.status == INDEXING)).all()
+            rows = db.execute(select(documents).where(documents.c.status == status)).all()
         return [_record(row) for row in rows]
 
     def parents(self, parent_ids: Iterable[str]) -> dict[str, Parent]:

@@ -121,10 +121,11 @@ class JobStore:
             ).one_or_none()
             if row is None:
                 return None
-            # The state and attempts it was read with: a claim that raced another (SQLite reads unlocked) is void.
+            # Still claimable, in the state and attempts it was read with: a claim that raced another (SQLite reads
+            # unlocked) is void, even when that other's try has put the job back to wait for a later retry_at.
             taken = db.execute(
                 update(jobs).where(jobs.c.job_id == row.job_id, jobs.c.state == row.state,
-                                   jobs.c.attempts == row.attempts)
+                                   jobs.c.attempts == row.attempts, claimable)
                 .values(state="indexing", claimed_by=worker, lease_until=now + lease_seconds,
                         attempts=row.attempts + 1, retry_at=None, error=None)
             ).rowcount
@@ -168,10 +169,10 @@ class JobStore:
     def retry_later(
         self, job_id: str, worker: str, *, retry_at: float, retrying_since: float, error: dict[str, Any],
         progress: float,
-    ) -> bool:
+    ) -> JobState | None:
         """Puts a job ``worker`` holds back to 'queued', claimable again from ``retry_at`` (its file kept), or ends
-        it as 'cancelled' if a cancel was asked for meanwhile; False (and nothing written) if it no longer holds
-        it. Its attempts start again from none: they count interruptions in a row."""
+        it as 'cancelled' if a cancel was asked for meanwhile; returns which, or None (and nothing written) if it
+        no longer holds it. Its attempts start again from none: they count interruptions in a row."""
         cancelled = jobs.c.cancel_requested.is_(True)
         with self._engine.begin() as db:
             state = db.execute(
@@ -183,7 +184,7 @@ class JobStore:
             ).scalar_one_or_none()
             if state == "cancelled":
                 db.execute(delete(job_files).where(job_files.c.job_id == job_id))
-        return state is not None
+        return state
 
     def request_cancel(self, chat_id: str, job_ids: list[str] | None = None) -> list[str]:
         """Cancels the chat's queued jobs (all, or those of ``job_ids``) at once and asks the workers of running

@@ -15,6 +15,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from backend.api.settings import ApiSettings
+from backend.rag.answer_text import loop_start
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload
 from tests.rag.scripted import ScriptedLLM
@@ -103,22 +104,28 @@ def test_stop_while_waiting_frees_the_place_and_saves_nothing(server):
         assert client.get("/chat/history/stopped-in-line").status_code == 404
 
 
-def test_a_disconnect_mid_answer_frees_the_model_for_the_next_question(build_app_services, tmp_path):
-    # The first answer would take 50 s to write; the next one is short.
-    slow = ScriptedLLM(" ".join(["Axolotls regrow limbs [Source 1]."] * 200), "Axolotls regrow limbs [Source 1].",
-                       seconds_per_word=0.05)
+# An answer of 1,200 words that never repeats itself, which would take a minute to write: only a disconnect stops it
+# early (a repeated sentence would be cut by the loop check, answer_text.loop_start, and end it by itself).
+LONG_ANSWER = " ".join(f"Axolotl {n} regrows limb {n + 1} within {n + 2} weeks [Source 1]." for n in range(150))
+
+
+def test_a_disconnect_mid_answer_stops_it_saves_nothing_and_frees_the_model(build_app_services, tmp_path):
+    assert loop_start(LONG_ANSWER) is None
+    slow = ScriptedLLM(LONG_ANSWER, "Axolotls regrow limbs [Source 1].", seconds_per_word=0.05)
     services = build_app_services(tmp_path / "data", llm=slow)
     with serve(services) as running, httpx.Client(base_url=running.url, timeout=300) as client:
         assert upload(client, "pond", NOTES).status_code == 200
-        with connect_sse(client, "POST", "/chat/pond/stream", json={"message": QUESTIONS[0]}) as source:
+        body = {"message": QUESTIONS[0], "session_id": "abandoned"}
+        with connect_sse(client, "POST", "/chat/pond/stream", json=body) as source:
             for sse in source.iter_sse():
                 if sse.event == "token":
                     break
         wait_for(lambda: slow.closed_streams == 1, "the abandoned generation to stop")
-        assert slow.words_streamed < 100  # stopped, not run to its end
+        assert slow.words_streamed < len(LONG_ANSWER.split()) / 2  # stopped, not run to its end
+        assert client.get("/chat/history/abandoned").status_code == 404  # neither question nor part answer kept
 
-        after = stream_events(client, "/chat/pond/stream", {"message": QUESTIONS[0]})
-    assert after[-1][0] == "done"
+        after = stream_events(client, "/chat/pond/stream", {"message": QUESTIONS[0], "session_id": "after"})
+    assert after[-1][0] == "done" and after[-1][1]["answer"].startswith("Axolotls regrow limbs")
 
 
 def test_a_truly_full_server_says_when_to_come_back(build_app_services, tmp_path):

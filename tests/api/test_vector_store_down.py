@@ -63,18 +63,20 @@ def tear(path: Path) -> None:
     path.write_bytes(header + first_record[: len(first_record) // 2])
 
 
+def services_on(build_app_services, data_dir: Path, chroma: ChromaServer, **settings):
+    """Services on the Chroma server ``chroma``."""
+    return build_app_services(
+        data_dir, chroma_host=chroma.host, chroma_port=chroma.port, chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
+        **settings,
+    )
+
+
 @contextmanager
 def serving_the_notes(
     build_app_services, data_dir: Path, chroma: ChromaServer, **settings
 ) -> Iterator[RunningServer]:
     """A service on the Chroma server ``chroma`` whose chat CHAT holds NOTES."""
-    services = build_app_services(
-        data_dir,
-        chroma_host=chroma.host,
-        chroma_port=chroma.port,
-        chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
-        **settings,
-    )
+    services = services_on(build_app_services, data_dir, chroma, **settings)
     with serve(services) as running:
         with httpx.Client(base_url=running.url, timeout=300) as client:
             assert upload(client, CHAT, NOTES).status_code == 200
@@ -221,97 +223,109 @@ def test_an_upload_refused_while_chroma_was_down_is_stored_whole_when_sent_again
         assert upload(client, CHAT, other).json()["uploaded"][0]["duplicate"]  # now it is one
 
 
-def test_with_keys_on_an_upload_refused_while_chroma_is_down_makes_no_chat(build_app_services, tmp_path):
+@pytest.fixture
+def chroma(tmp_path) -> Iterator[ChromaServer]:
+    """A Chroma server of the test's own, which it stops and starts."""
+    (tmp_path / "chroma").mkdir()
+    chroma = start_chroma_server(tmp_path / "chroma")
+    yield chroma
+    chroma.stop()
+
+
+def test_with_keys_on_an_upload_refused_while_chroma_is_down_makes_no_chat(build_app_services, tmp_path, chroma):
     """The chat is claimed for its user once the file has been read, before it is stored: when storing fails,
     the claim is undone, so the list shows no empty chat, and the id stays free (not deleted): the same upload
     once Chroma is back makes the chat."""
-    (tmp_path / "chroma").mkdir()
-    chroma = start_chroma_server(tmp_path / "chroma")
-    try:
-        services = build_app_services(
-            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
-            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS, auth="api-key",
-        )
-        key = services.users.create_key("alice").key
-        with serve(services) as running, httpx.Client(
-            base_url=running.url, headers={"Authorization": f"Bearer {key}"}, timeout=300
-        ) as client:
-            with chroma.down():
-                refused = upload(client, "made-when-stored", NOTES)
-                assert refused.status_code == 503, refused.text
-                assert client.get("/chats").json()["chats"] == []
-                assert_error(client.get("/chat/made-when-stored/documents"), 404, "NOT_FOUND")
+    services = services_on(build_app_services, tmp_path / "axiom", chroma, auth="api-key")
+    key = services.users.create_key("alice").key
+    with serve(services) as running, httpx.Client(
+        base_url=running.url, headers={"Authorization": f"Bearer {key}"}, timeout=300
+    ) as client:
+        with chroma.down():
+            refused = upload(client, "made-when-stored", NOTES)
+            assert refused.status_code == 503, refused.text
+            assert client.get("/chats").json()["chats"] == []
+            assert_error(client.get("/chat/made-when-stored/documents"), 404, "NOT_FOUND")
 
-            again = upload(client, "made-when-stored", NOTES)
-            assert again.status_code == 200, again.text
-            assert [chat["id"] for chat in client.get("/chats").json()["chats"]] == ["made-when-stored"]
-    finally:
-        chroma.stop()
+        again = upload(client, "made-when-stored", NOTES)
+        assert again.status_code == 200, again.text
+        assert [chat["id"] for chat in client.get("/chats").json()["chats"]] == ["made-when-stored"]
 
 
 def test_a_background_upload_while_chroma_is_down_waits_queued_and_is_stored_once_it_is_back(
-    build_app_services, tmp_path
+    build_app_services, tmp_path, chroma
 ):
     """The job is polled as queued, with the error of its last try and when it is tried next; once Chroma is
     back, it is stored whole and listed."""
-    (tmp_path / "chroma").mkdir()
-    chroma = start_chroma_server(tmp_path / "chroma")
-    try:
-        services = build_app_services(
-            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
-            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS,
-        )
-        with serve(services, ApiSettings(ingest_retry_seconds=0.5)) as running, httpx.Client(
-            base_url=running.url, timeout=300
-        ) as client:
-            with chroma.down():
-                accepted = upload(client, CHAT, NOTES, background="true")
-                assert accepted.status_code == 202, accepted.text
-                (job,) = accepted.json()["jobs"]
-                waiting = wait_for(
-                    lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["retry_at"] and body,
-                    "the job to wait for Chroma",
-                )
-                assert waiting["status"] == "queued" and waiting["error"]["error"] == "RETRIEVAL_FAILED"
-                listed = client.get(f"/chat/{CHAT}/documents").json()
-                assert listed["documents"] == [] and [j["id"] for j in listed["jobs"]] == [job["id"]]
-
-            done = wait_for(
-                lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["status"] == "ready"
-                and body, "the job once Chroma is back",
+    services = services_on(build_app_services, tmp_path / "axiom", chroma)
+    with serve(services, ApiSettings(ingest_retry_seconds=0.5)) as running, httpx.Client(
+        base_url=running.url, timeout=300
+    ) as client:
+        with chroma.down():
+            accepted = upload(client, CHAT, NOTES, background="true")
+            assert accepted.status_code == 202, accepted.text
+            (job,) = accepted.json()["jobs"]
+            waiting = wait_for(
+                lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["retry_at"] and body,
+                "the job to wait for Chroma",
             )
-            assert done["percent"] == 100 and done["error"] is None and done["retry_at"] is None
+            assert waiting["status"] == "queued" and waiting["error"]["error"] == "RETRIEVAL_FAILED"
             listed = client.get(f"/chat/{CHAT}/documents").json()
-            assert [d["id"] for d in listed["documents"]] == [job["id"]] and listed["jobs"] == []
-    finally:
-        chroma.stop()
+            assert listed["documents"] == [] and [j["id"] for j in listed["jobs"]] == [job["id"]]
 
+        done = wait_for(
+            lambda: (body := client.get(f"/chat/{CHAT}/documents/{job['id']}").json())["status"] == "ready"
+            and body, "the job once Chroma is back",
+        )
+        assert done["percent"] == 100 and done["error"] is None and done["retry_at"] is None
+        listed = client.get(f"/chat/{CHAT}/documents").json()
+        assert [d["id"] for d in listed["documents"]] == [job["id"]] and listed["jobs"] == []
+
+
+def test_a_background_upload_deleted_while_chroma_is_down_is_gone_and_its_vectors_too_once_chroma_is_back(
+    build_app_services, tmp_path, chroma, monkeypatch
+):
+    """The job's try had stored its vectors when Chroma went down: deleting it while Chroma is still down cancels
+    it at once, and once Chroma is back the server's sweep (on SQLite too) removes what the try left there, the
+    chat's other file kept."""
+    services = services_on(build_app_services, tmp_path / "axiom", chroma)
+    settings = ApiSettings(ingest_retry_seconds=60, ingest_lease_seconds=0.5)
+    with serve(services, settings) as running, httpx.Client(base_url=running.url, timeout=300) as client:
+        kept = upload(client, CHAT, ("newts.txt", b"Newts are salamanders that return to water to breed."))
+        (kept,) = kept.json()["uploaded"]
+        stopped = chroma.going_down_once_stored(services.vectors, monkeypatch)
+        (job,) = upload(client, CHAT, NOTES, background="true").json()["jobs"]
+        assert stopped.wait(120)
+        with chroma.down():  # already stopped: started again at the end of the block
+            wait_for(lambda: client.get(f"/chat/{CHAT}/documents/{job['id']}").json()["retry_at"],
+                     "the job to wait for Chroma")
+            assert client.delete(f"/chat/{CHAT}/documents/{job['id']}").status_code == 200
+            assert client.get(f"/chat/{CHAT}/documents/{job['id']}").json()["status"] == "cancelled"
+            listed = client.get(f"/chat/{CHAT}/documents").json()
+            assert [d["id"] for d in listed["documents"]] == [kept["id"]] and listed["jobs"] == []
+            assert services.documents.incomplete() == []
+
+        wait_for(lambda: not services.documents.discarded(), "the sweep to remove the deleted job's try")
+        assert services.vectors.document_ids(CHAT) == {kept["id"]}
+        assert services.vectors.count(CHAT) == kept["chunk_count"]
 
 
 @pytest.mark.parametrize("auth", ["none", "api-key"])
-def test_a_chat_whose_deletion_failed_while_chroma_was_down_stays_usable(build_app_services, tmp_path, auth):
+def test_a_chat_whose_deletion_failed_while_chroma_was_down_stays_usable(build_app_services, tmp_path, chroma, auth):
     """Deleting a chat notes its deletion first, so that an answer or a file finishing meanwhile is refused.
     When removing its vectors then fails (Chroma down), the chat is still listed: the note must go too, or
     every later upload and question in it would be refused as "deleted" (with keys on nothing else lifts it)."""
     other = ("newts.txt", b"Newts are salamanders that live on land as adults and return to water to breed.")
-    (tmp_path / "chroma").mkdir()
-    chroma = start_chroma_server(tmp_path / "chroma")
-    try:
-        services = build_app_services(
-            tmp_path / "axiom", chroma_host=chroma.host, chroma_port=chroma.port,
-            chroma_timeout_seconds=CHROMA_TIMEOUT_SECONDS, auth=auth,
-        )
-        headers = {"Authorization": f"Bearer {services.users.create_key('alice').key}"} if auth != "none" else {}
-        with serve(services) as running, httpx.Client(base_url=running.url, headers=headers, timeout=300) as client:
-            assert upload(client, CHAT, NOTES).status_code == 200
-            with chroma.down():
-                assert_error(client.delete(f"/chats/{CHAT}"), 503, "RETRIEVAL_FAILED")
+    services = services_on(build_app_services, tmp_path / "axiom", chroma, auth=auth)
+    headers = {"Authorization": f"Bearer {services.users.create_key('alice').key}"} if auth != "none" else {}
+    with serve(services) as running, httpx.Client(base_url=running.url, headers=headers, timeout=300) as client:
+        assert upload(client, CHAT, NOTES).status_code == 200
+        with chroma.down():
+            assert_error(client.delete(f"/chats/{CHAT}"), 503, "RETRIEVAL_FAILED")
 
-            response = upload(client, CHAT, other)
-            assert response.status_code == 200, response.text
-            listed = client.get(f"/chat/{CHAT}/documents").json()["documents"]
-            assert [d["name"] for d in listed] == [NOTES[0], other[0]]
-            assert client.delete(f"/chats/{CHAT}").status_code == 200  # and the deletion can be done again
-            assert_error(upload(client, CHAT, other), 410, "CHAT_DELETED")
-    finally:
-        chroma.stop()
+        response = upload(client, CHAT, other)
+        assert response.status_code == 200, response.text
+        listed = client.get(f"/chat/{CHAT}/documents").json()["documents"]
+        assert [d["name"] for d in listed] == [NOTES[0], other[0]]
+        assert client.delete(f"/chats/{CHAT}").status_code == 200  # and the deletion can be done again
+        assert_error(upload(client, CHAT, other), 410, "CHAT_DELETED")

@@ -11,6 +11,7 @@ import pytest
 from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
 from tests.support import pdf_files
+from tests.support.replicas import replica_with
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 
@@ -202,3 +203,28 @@ def test_a_file_whose_chat_is_deleted_while_it_is_stored_leaves_nothing(services
     assert stored_chunks(services, "chat1") == (0, 0, 0)
     assert services.documents.incomplete() == [] and services.documents.chunks("chat1") == []
     assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3
+
+
+def test_a_file_whose_chat_another_replica_deletes_before_its_vectors_go_in_leaves_no_collection(
+    make_services, tmp_path, chroma, new_database_url, monkeypatch
+):
+    """On a real Chroma server: another replica (which does not wait for this one's storing) deletes the chat
+    after the file's row is written, so its vectors make the chat's collection again; the file is refused with
+    CHAT_DELETED and no collection, not even an empty one, is left for the deleted chat."""
+    services = make_services(
+        tmp_path / "data", database_url=new_database_url("postgresql"), chroma_host=chroma.host,
+        chroma_port=chroma.port, chroma_timeout_seconds=5,
+    )
+    add = services.vectors.add
+
+    def deleted_then_add(chat_id, chunks, embeddings):  # orders the two replicas' steps
+        deleted_elsewhere(services, chat_id)
+        replica_with(services).delete_chat(chat_id)
+        add(chat_id, chunks, embeddings)
+
+    monkeypatch.setattr(services.vectors, "add", deleted_then_add)
+    with pytest.raises(ChatWasDeleted):
+        services.ingestion.ingest("gone", "notes.txt", b"Axolotls regrow their limbs completely.")
+    assert not services.vectors.has_collection("gone")
+    assert services.documents.incomplete() == [] and services.documents.list("gone") == []
+    services.database.dispose()

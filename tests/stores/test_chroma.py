@@ -223,6 +223,19 @@ def test_deleting_every_document_leaves_an_empty_but_queryable_chat(store: Chrom
     assert store.document_ids("alpha") == set()
 
 
+def test_a_chats_collection_is_deleted_if_empty_only(store: ChromaStore):
+    store.add("alpha", document_chunks("doc1", "a.txt", 3), unit_vectors(3, seed=6))
+    store.add("beta", document_chunks("doc2", "b.txt", 3), unit_vectors(3, seed=7))
+    store.delete_document("alpha", "doc1")
+
+    store.delete_chat_if_empty("alpha")
+    store.delete_chat_if_empty("beta")
+    store.delete_chat_if_empty("never")
+
+    assert not store.has_collection("alpha") and not store.has_collection("never")
+    assert store.document_ids("beta") == {"doc2"}
+
+
 def test_adding_the_same_chunks_again_upserts_instead_of_duplicating(store: ChromaStore):
     chunks = document_chunks("doc1", "retry.pdf", 5)
     store.add("alpha", chunks, unit_vectors(5, seed=7))

@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, event, func, select
 
 from backend.stores.jobs import PIECE_BYTES, JobRecord, JobStore
 from backend.stores.schema import job_file_pieces
@@ -178,3 +178,26 @@ def test_a_job_cancelled_while_its_try_failed_is_cancelled_not_retried(database)
     # Cancelled while it waits: at once, and named as one whose last try may have left something to roll back.
     assert store.request_cancel("chat1") == ["job2"]
     assert store.get("chat1", "job2").state == "cancelled" and store.unfinished_ids() == []
+
+
+def test_a_claim_never_takes_a_job_put_back_to_wait_between_its_read_and_its_write(database):
+    """Another worker's try of the job met the vector store unreachable and put it back to wait, in the state and
+    with the attempts the claim had read it with, just before the claim's write: it waits for its retry_at."""
+    store = JobStore(database)
+    queue(store, "job1", created_at=time.time())
+    retry_at = time.time() + 60
+    written = []
+
+    def put_back_to_wait(connection, cursor, statement, *_) -> None:
+        # Stand-in for that other worker's write landing in the claim's window, which cannot be timed from outside.
+        if statement.startswith("UPDATE jobs") and not written:
+            written.append(statement)
+            cursor.execute(f"UPDATE jobs SET retry_at = {retry_at!r} WHERE job_id = 'job1'")
+
+    event.listen(database, "before_cursor_execute", put_back_to_wait)
+    try:
+        assert store.claim("w1", lease_seconds=60) is None
+    finally:
+        event.remove(database, "before_cursor_execute", put_back_to_wait)
+    waiting = store.get("chat1", "job1")
+    assert written and (waiting.state, waiting.attempts, waiting.retry_at) == ("queued", 0, retry_at)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from backend.config import Settings
+from backend.stores.chroma import ChromaStore
 from tests.llm.support import free_port
 
 SERVER_START_TIMEOUT_S = 30.0
@@ -50,6 +52,23 @@ class ChromaServer:
             yield
         finally:
             self.process = _launch(self.host, self.port, self.log_path.parent).process
+
+    def going_down_once_stored(self, vectors: ChromaStore, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+        """Stand-in for an outage that begins the moment the server has taken a file's vectors (it cannot be timed
+        from outside): the server stops, set to the event, and the storing meets it unreachable, its vectors left
+        in it. Once only; ``down()`` starts it again."""
+        add = vectors.add
+        stopped = threading.Event()
+
+        def add_then_stop(chat_id, chunks, embeddings) -> None:
+            add(chat_id, chunks, embeddings)
+            monkeypatch.setattr(vectors, "add", add)
+            self.stop()
+            stopped.set()
+            add(chat_id, chunks, embeddings)  # unreachable now
+
+        monkeypatch.setattr(vectors, "add", add_then_stop)
+        return stopped
 
     def stop(self) -> None:
         self.process.terminate()

@@ -69,7 +69,7 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
     _UPLOAD_PATH,
     response_model=UploadResponse,
     responses={202: {"model": UploadResponse, "description": "Some files are indexing in the background"},
-               **error_responses(400, 404, 410, 413, 415, 422, 503)},
+               **error_responses(400, 404, 409, 410, 413, 415, 422, 503)},
     openapi_extra=_MULTIPART_BODY,
 )
 async def upload_documents(
