@@ -10,8 +10,8 @@
   from their answer, answers in tables and scans (test3: 0.267 answered, 0.667 not found) — and are what a model
   reading the passages recovers. A rules' "yes" costs no extra model call.
 
-Whenever the model is asked but cannot decide — too busy for the answer's patience, unreachable, or its reply
-unreadable — the rules decide instead: never an error for the asker.
+Whenever the model is asked but cannot decide — too busy for the answer's patience, unreachable, refusing the
+request (a server that takes no JSON schema, say), or its reply unreadable — the rules decide instead: never an error for the asker.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from backend.errors import SynthesisFailed
 from backend.llm.base import LLMUnavailable
 from backend.llm.scheduler import ModelBusy
 from backend.rag.answerability import Verdict
@@ -47,7 +48,7 @@ class Decision:
 
 def decide(mode: AnswerabilityJudge, verdict: Verdict, ask_model: Callable[[], str]) -> Decision:
     """``verdict`` is the rules' (answerability.judge) over the closest passages; ``ask_model`` returns the model's
-    raw reply to the answerability prompt over the same passages, and may raise ModelBusy or LLMUnavailable (a
+    raw reply to the answerability prompt over the same passages, and may raise ModelBusy, LLMUnavailable or SynthesisFailed (a
     Stop while waiting, TurnCancelled, passes through)."""
     if mode == "evidence" or (mode == "both" and verdict.answerable):
         return Decision(verdict.answerable, "evidence")
@@ -58,6 +59,9 @@ def decide(mode: AnswerabilityJudge, verdict: Verdict, ask_model: Callable[[], s
     except LLMUnavailable:
         log.warning("answerability: the model could not be asked; the evidence rules decide", exc_info=True)
         return Decision(verdict.answerable, "evidence", "model unavailable")
+    except SynthesisFailed:  # the server answered with an error: it may refuse the schema the judge asks for
+        log.warning("answerability: the model refused the request; the evidence rules decide", exc_info=True)
+        return Decision(verdict.answerable, "evidence", "model failed")
     answerable = parse_answerable(reply)
     if answerable is None:
         log.warning("answerability: no verdict in the model's reply %r; the evidence rules decide", reply[:200])

@@ -14,6 +14,7 @@ from backend.rag.answerability_model import parse_answerable
 from backend.rag.nodes.answerability import judge_answerability
 from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, NOT_ANSWERED_REPLY
 from tests.llm.support import free_port
+from tests.llm.test_ollama import ollama_at, stand_in  # noqa: F401 (stand_in is a fixture)
 from tests.rag.scripted import ScriptedLLM
 from tests.rag.test_graph import CARE, GROUNDED, ask
 from tests.rag.test_nodes import PASSAGES
@@ -135,6 +136,16 @@ def test_a_server_that_is_down_leaves_the_decision_to_the_rules(tmp_path, make_s
     opened = judge_answerability(OPENED, deps)
     assert opened["answerable"] and "model_busy" not in opened
     assert opened["processing_steps"][0].endswith("; judged by evidence, model unavailable)")
+
+
+def test_a_server_that_refuses_the_request_leaves_the_decision_to_the_rules(tmp_path, make_services, stand_in):
+    # A stand-in Ollama server (Ollama cannot run here) refusing the judge's request, as a server that takes no
+    # JSON schema does: the rules decide, the asker gets no error.
+    stand_in.script.error = (400, "format is not supported")
+    deps = make_services(tmp_path / "data", llm=ollama_at(stand_in.url), answerability_judge="model").pipeline.deps
+    opened = judge_answerability(OPENED, deps)
+    assert opened["answerable"] and "model_busy" not in opened and stand_in.requests
+    assert opened["processing_steps"][0].endswith("; judged by evidence, model failed)")
 
 
 def test_the_model_judges_in_the_graph_and_a_busy_model_gets_the_evidence_answer_at_once(tmp_path, make_services):
