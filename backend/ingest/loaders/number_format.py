@@ -78,7 +78,8 @@ def _rendered(value: object, number_format: str) -> str | None:
     signed = number is not None and number < 0
     section = sections[0]
     if signed and len(sections) > 1:
-        section, signed = sections[1], False  # the negative section shows its own sign, if any
+        section = sections[1]  # the negative section shows its own sign ("-", parentheses), if any, …
+        signed = _marked_by_colour_alone(section)  # … or its colour, which text cannot carry: a "-" stands in
     elif number == 0 and len(sections) > 2:
         section = sections[2]
     layout = _layout(section)
@@ -89,6 +90,14 @@ def _rendered(value: object, number_format: str) -> str | None:
     if number is None:
         return None  # a date shown by a format for numbers: read as stored
     return ("-" if signed else "") + layout.text(abs(number)).strip()
+
+
+def _marked_by_colour_alone(section: str) -> bool:
+    """Whether a negative section marks the number as negative only by a colour ("0.00;[Red]0.00", one of Excel's
+    own choices for negative numbers): read as text, a loss would read as a gain."""
+    shows_sign = any(kind == "literal" and ("-" in text or "(" in text) for kind, text in _tokens(section))
+    colours = (token["bracket"] for token in _TOKEN.finditer(section) if token["bracket"] is not None)
+    return not shows_sign and any(_COLOR.fullmatch(colour) for colour in colours)
 
 
 @functools.lru_cache(maxsize=256)  # a sheet has few formats and many cells
