@@ -3,9 +3,10 @@ answer, and still answer when they do?
 
 The labelled set is bench/data/answerability.jsonl (how it was written: bench/data/answerability.md). Its PDFs are
 ingested into one chat, its SciFact abstracts with ``distractors`` other abstracts of the corpus into another (and
-its NFCorpus abstracts likewise into a third), by the real ingestion; each question then goes through the real retrieval and grading and the same answerability
-decision as the graph's, without the language model (the decision must not depend on it). A question counts as
-answered when its passages pass grading and the decision finds an answer-bearing sentence, as not found otherwise.
+its NFCorpus abstracts likewise into a third), by the real ingestion; each question then goes through the real
+retrieval and grading and the same answerability decision as the graph's: by the evidence rules alone unless
+``--judge`` names the model (the default decision must not depend on it). A question counts as answered when its
+passages pass grading and the decision finds it answered, as not found otherwise.
 """
 
 from __future__ import annotations

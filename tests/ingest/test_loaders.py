@@ -745,6 +745,17 @@ def test_docx_numbering_that_cannot_be_read_costs_the_numbers_not_the_document()
     assert load_document("steps.docx", _docx(build)).pages[0].text == "Scope"
 
 
+def test_docx_list_start_beyond_words_bound_is_held_to_it() -> None:
+    def build(document: WordDocument) -> None:
+        _outline_list(document)
+        levels = document.part.numbering_part.element.findall(f"{qn('w:abstractNum')}/{qn('w:lvl')}")
+        levels[1].find(qn("w:start")).set(qn("w:val"), "2000000")  # the "a)" level: one letter per 26 counted
+        _list_item(document, "Scope", "90", 0)
+        _list_item(document, "Terms", "90", 1)
+
+    assert len(load_document("steps.docx", _docx(build)).pages[0].text) < 1400
+
+
 _CHART = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 
 

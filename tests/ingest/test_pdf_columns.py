@@ -72,6 +72,16 @@ def test_a_page_drawn_across_two_columns_is_read_column_by_column() -> None:
     assert text == "\n".join([TITLE, *LEFT, *RIGHT, FOOTER])
 
 
+def test_text_drawn_far_off_the_page_does_not_hide_its_columns() -> None:
+    # A glyph a long way right of the page (hidden there by its maker) is read after the page's text.
+    drawn = [(72, 740, TITLE)]
+    for row, (left, right) in enumerate(zip(LEFT, RIGHT, strict=True)):
+        drawn += [(72, 710 - 12 * row, left), (290, 710 - 12 * row, right)]
+    text = load_document("off-page.pdf", _pdf([*drawn, (72, 600, FOOTER), (1_000_000, 650, "Hidden")])).pages[0].text
+
+    assert text == "\n".join([TITLE, *LEFT, *RIGHT, FOOTER, "Hidden"])
+
+
 def test_a_table_of_short_cells_beside_each_other_is_read_row_by_row() -> None:
     rows = [("Apples", "12"), ("Pears", "7"), ("Plums", "30"), ("Cherries", "140"), ("Quinces", "3")]
     drawn = [(x, 700 - 14 * row, cell) for row, cells in enumerate(rows) for x, cell in zip((72, 320), cells)]

@@ -21,6 +21,9 @@ from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
 
+# The highest number a list may start at in Word.
+_MAX_START = 32767
+
 log = logging.getLogger(__name__)
 
 _W_P, _W_T, _W_VAL = qn("w:p"), qn("w:t"), qn("w:val")
@@ -157,7 +160,7 @@ def _instances(numbering: BaseOxmlElement, styles: dict[str, tuple[str | None, s
             if (lvl := override.find(qn("w:lvl"))) is not None:
                 levels[level] = _level(lvl)
             if (start := _value(override, "w:startOverride")) is not None:
-                starts[level] = int(start)
+                starts[level] = _bounded_start(start)
         instances[num.get(qn("w:numId"))] = _Instance(abstract_id, levels, starts)
     return instances
 
@@ -165,11 +168,17 @@ def _instances(numbering: BaseOxmlElement, styles: dict[str, tuple[str | None, s
 def _level(lvl: BaseOxmlElement) -> _Level:
     legal = lvl.find(qn("w:isLgl"))
     return _Level(
-        start=int(_value(lvl, "w:start") or 0),
+        start=_bounded_start(_value(lvl, "w:start") or "0"),
         number_format=_value(lvl, "w:numFmt") or "decimal",
         text=_value(lvl, "w:lvlText") or "",
         legal=legal is not None and legal.get(_W_VAL, "true") not in ("0", "false", "off"),
     )
+
+
+def _bounded_start(value: str) -> int:
+    # Word's own bounds: a damaged or hostile start ("2000000") would otherwise write each letter numeral
+    # ("bbbb…") as many times as it counts.
+    return min(max(int(value), 0), _MAX_START)
 
 
 def _numbering(paragraph: BaseOxmlElement, styles: dict[str, tuple[str | None, str | None]]) -> tuple[str, int] | None:

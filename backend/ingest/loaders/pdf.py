@@ -225,6 +225,11 @@ def _column_ordered_texts(name: str, data: bytes, texts: list[str | None]) -> di
         return {}
     ordered: dict[int, str] = {}
     try:
+        if len(document) != len(texts):
+            # A damaged page tree the two readers mend differently: page N of one may not be page N of the other.
+            log.warning("%s has %d pages to pdfium, %d to pypdf; its pages are read as drawn", name, len(document),
+                        len(texts))
+            return {}
         for number in numbers:
             try:
                 page = document[number - 1]

@@ -90,14 +90,18 @@ def column_ordered_text(page: pypdfium2.PdfPage) -> str | None:
     """The page's text read column by column, or ``None`` when the page is not laid out in columns."""
     if page.get_rotation():
         return None  # the boxes are in the unrotated page's space, where its columns would be rows
+    left, _, right, _ = page.get_cropbox()
     text_page = page.get_textpage()
     try:
         runs = _runs(text_page)
-        order = _region_order([run for run in runs if run.upright], depth=0)
+        # Text outside the page's width is not seen, and would stretch the strips searched for gutters.
+        lined = [run for run in runs if run.upright and run.right > left and run.left < right]
+        order = _region_order(lined, depth=0)
         if order is None:
             return None
         # Turned text stands apart from the lines (a stamp up the margin): read after them, as drawn.
-        order.append(([run for run in runs if not run.upright], False))
+        order.append(([run for run in runs if not run.upright or not (run.right > left and run.left < right)],
+                      False))
         return "\n".join(
             _lines_text(text_page, group) if by_line else _drawn_text(text_page, group) for group, by_line in order
             if group
@@ -175,7 +179,7 @@ def _region_order(runs: list[_Run], depth: int) -> list[tuple[list[_Run], bool]]
         return None
     gutters = _gutters(runs)
     order = _columns_order(runs, gutters, depth) if gutters else None
-    if order is not None or depth == _MAX_DEPTH:
+    if order is not None or depth >= _MAX_DEPTH:
         return order
     zones = _zones(runs)
     if len(zones) == 1:
