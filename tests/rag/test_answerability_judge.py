@@ -138,7 +138,9 @@ def test_a_server_that_is_down_leaves_the_decision_to_the_rules(tmp_path, make_s
     assert opened["processing_steps"][0].endswith("; judged by evidence, model unavailable)")
 
 
-def test_a_server_that_refuses_the_request_leaves_the_decision_to_the_rules(tmp_path, make_services, stand_in):
+def test_a_server_that_refuses_the_request_leaves_the_decision_to_the_rules(
+    tmp_path, make_services, stand_in  # noqa: F811 (the fixture imported above)
+):
     # A stand-in Ollama server (Ollama cannot run here) refusing the judge's request, as a server that takes no
     # JSON schema does: the rules decide, the asker gets no error.
     stand_in.script.error = (400, "format is not supported")
