@@ -1,7 +1,7 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
 // (#chat=ID), so a reload comes back to it and Back returns to the chat before. Other tabs' changes are caught up
 // with (js/tabs.js).
-import { api, onceReachable } from "./js/api.js";
+import { api, whenBack } from "./js/api.js";
 import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
@@ -82,13 +82,12 @@ function loadChats() {
 // it answers, or its health check) loads the list again by itself.
 function loadFailed(error) {
   conversation.showLoadError(error, loadChats);
-  if (error.code === "UNREACHABLE") onceReachable(loadChats);
+  whenBack(error, loadChats);
 }
 
-// A problem shown in the notice. That Axiom could not be reached goes away by itself once it answers again.
+// A problem shown in the notice. That Axiom was away goes away by itself once it is back.
 function showError(error) {
-  const hide = showNotice(error.message);
-  if (error.code === "UNREACHABLE") onceReachable(hide);
+  whenBack(error, showNotice(error.message));
 }
 
 // The list, then the open chat's documents (whose listing says whether the chat is gone), then its conversation.
@@ -311,9 +310,7 @@ function showEngine() {
     .then((health) => {
       $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
     })
-    .catch((error) => {
-      if (error.code === "UNREACHABLE") onceReachable(showEngine);
-    });
+    .catch((error) => whenBack(error, showEngine));
 }
 
 showEngine();
