@@ -13,8 +13,8 @@ const layout = $("layout");
 const question = $("question");
 const wide = window.matchMedia("(min-width: 1100px)");
 const phone = window.matchMedia("(max-width: 719px)");
-// A touch screen's keyboard: there Enter is a new line and the Send button sends, as in a phone's messaging apps
-// (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
+// A touch screen's keyboard: there Enter is a new line and the Send button (or Ctrl+Enter) sends, as in a phone's
+// messaging apps (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
 const touch = window.matchMedia("(pointer: coarse)");
 const PANELS = {
   documents: { panel: "documents-panel", toggle: "show-documents", slides: () => !wide.matches },
@@ -228,16 +228,19 @@ $("composer").addEventListener("submit", (event) => {
   submitQuestion();
 });
 
+// Ctrl+Enter (⌘+Enter on Apple's devices) sends everywhere: a tablet with a keyboard counts as a touch screen too.
+const SEND_KEYS = /Mac|iPhone|iPad/.test(navigator.platform) ? "⌘+Enter" : "Ctrl+Enter";
+
 function describeEnter() {
   $("composer-hint").textContent = touch.matches
-    ? "Enter starts a new line; the Send button sends."
-    : "Enter sends; Shift+Enter starts a new line.";
+    ? `Enter starts a new line; ${SEND_KEYS} or the Send button sends.`
+    : `Enter sends; Shift+Enter starts a new line; ${SEND_KEYS} sends too.`;
 }
 
 question.addEventListener("keydown", (event) => {
-  // Enter sends (not on a touch screen); Shift+Enter is a new line; Enter that confirms an input method's
-  // composition is left alone.
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch.matches) {
+  // Enter that confirms an input method's composition is left alone.
+  if (event.key !== "Enter" || event.isComposing) return;
+  if (event.ctrlKey || event.metaKey || (!event.shiftKey && !touch.matches)) {
     event.preventDefault();
     submitQuestion();
   }
