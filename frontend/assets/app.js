@@ -1,7 +1,7 @@
 // Wires the chat list, the conversation and the documents panel together. The open chat is kept in the URL
 // (#chat=ID), so a reload comes back to it and Back returns to the chat before. Other tabs' changes are caught up
 // with (js/tabs.js).
-import { api, onceReachable } from "./js/api.js";
+import { api, whenBack } from "./js/api.js";
 import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
@@ -13,8 +13,8 @@ const layout = $("layout");
 const question = $("question");
 const wide = window.matchMedia("(min-width: 1100px)");
 const phone = window.matchMedia("(max-width: 719px)");
-// A touch screen's keyboard: there Enter is a new line and the Send button sends, as in a phone's messaging apps
-// (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
+// A touch screen's keyboard: there Enter is a new line and the Send button (or Ctrl+Enter) sends, as in a phone's
+// messaging apps (a question of several lines could not be typed otherwise); with a keyboard and mouse, Enter sends.
 const touch = window.matchMedia("(pointer: coarse)");
 const PANELS = {
   documents: { panel: "documents-panel", toggle: "show-documents", slides: () => !wide.matches },
@@ -82,13 +82,12 @@ function loadChats() {
 // it answers, or its health check) loads the list again by itself.
 function loadFailed(error) {
   conversation.showLoadError(error, loadChats);
-  if (error.code === "UNREACHABLE") onceReachable(loadChats);
+  whenBack(error, loadChats);
 }
 
-// A problem shown in the notice. That Axiom could not be reached goes away by itself once it answers again.
+// A problem shown in the notice. That Axiom was away goes away by itself once it is back.
 function showError(error) {
-  const hide = showNotice(error.message);
-  if (error.code === "UNREACHABLE") onceReachable(hide);
+  whenBack(error, showNotice(error.message));
 }
 
 // The list, then the open chat's documents (whose listing says whether the chat is gone), then its conversation.
@@ -229,16 +228,19 @@ $("composer").addEventListener("submit", (event) => {
   submitQuestion();
 });
 
+// Ctrl+Enter (⌘+Enter on Apple's devices) sends everywhere: a tablet with a keyboard counts as a touch screen too.
+const SEND_KEYS = /Mac|iPhone|iPad/.test(navigator.platform) ? "⌘+Enter" : "Ctrl+Enter";
+
 function describeEnter() {
   $("composer-hint").textContent = touch.matches
-    ? "Enter starts a new line; the Send button sends."
-    : "Enter sends; Shift+Enter starts a new line.";
+    ? `Enter starts a new line; ${SEND_KEYS} or the Send button sends.`
+    : `Enter sends; Shift+Enter starts a new line; ${SEND_KEYS} sends too.`;
 }
 
 question.addEventListener("keydown", (event) => {
-  // Enter sends (not on a touch screen); Shift+Enter is a new line; Enter that confirms an input method's
-  // composition is left alone.
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touch.matches) {
+  // Enter that confirms an input method's composition is left alone.
+  if (event.key !== "Enter" || event.isComposing) return;
+  if (event.ctrlKey || event.metaKey || (!event.shiftKey && !touch.matches)) {
     event.preventDefault();
     submitQuestion();
   }
@@ -311,9 +313,7 @@ function showEngine() {
     .then((health) => {
       $("engine-info").textContent = `Answers by ${health.llm.split(":").pop()} · search by ${health.embedding.model}`;
     })
-    .catch((error) => {
-      if (error.code === "UNREACHABLE") onceReachable(showEngine);
-    });
+    .catch((error) => whenBack(error, showEngine));
 }
 
 showEngine();

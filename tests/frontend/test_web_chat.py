@@ -401,7 +401,9 @@ def test_on_a_touch_screen_enter_starts_a_new_line_and_send_sends(browser: Brows
         page = context.new_page()
         open_new_chat(page, web.url)
         box = page.get_by_label("Ask a question about this chat's documents")
-        expect(box).to_have_accessible_description(re.compile("^Enter starts a new line; the Send button sends."))
+        expect(box).to_have_accessible_description(
+            re.compile("^Enter starts a new line; Ctrl\\+Enter or the Send button sends.")
+        )
         box.tap()
         box.press_sequentially("first line")
         box.press("Enter")
@@ -411,6 +413,13 @@ def test_on_a_touch_screen_enter_starts_a_new_line_and_send_sends(browser: Brows
 
         page.get_by_role("button", name="Send question").tap()
         expect(page.locator(".message.user")).to_have_text(["first line\nsecond line"])
+        expect(box).to_have_value("")
+
+        # A tablet with a keyboard is a touch screen too: Ctrl+Enter sends there (and on every other device).
+        wait_for_answer(page)
+        box.press_sequentially("sent by keys")
+        box.press("Control+Enter")
+        expect(page.locator(".message.user")).to_have_text(["first line\nsecond line", "sent by keys"])
         expect(box).to_have_value("")
     finally:
         context.close()

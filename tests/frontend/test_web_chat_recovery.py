@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.frontend.support import new_chat, open_new_chat
 
@@ -23,6 +24,21 @@ def delete_chat(page: Page, chat_id: str) -> None:
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
 
 
+def abort_api(route: Route) -> None:
+    """Stand-in for a server that is down: its API cannot be reached (the page's assets are still served)."""
+    path = urlsplit(route.request.url).path
+    if path == "/" or path.startswith("/assets/"):
+        route.fallback()
+    else:
+        route.abort()
+
+
+def answer_database_unavailable(route: Route) -> None:
+    """Stand-in for Axiom waiting for its database: its own 503, in the JSON error contract."""
+    body = {"error": "DATABASE_UNAVAILABLE", "message": "The database cannot be reached.", "details": {}}
+    route.fulfill(status=503, json=body, headers={"retry-after": "1"})
+
+
 def test_could_not_be_reached_goes_away_once_axiom_answers_again(page: Page, web):
     kept = open_new_chat(page, web.url)
     # Stand-in for a server that is down while a chat is deleted: the request never reaches it.
@@ -35,9 +51,9 @@ def test_could_not_be_reached_goes_away_once_axiom_answers_again(page: Page, web
     page.unroute(f"**/chats/{kept}")  # the server is back: no request of the person's is needed to see so
     expect(notice).to_be_hidden(timeout=COMES_BACK_MS)
 
-    # While Axiom is still down, the notice stays.
-    page.route("**/health", lambda route: route.abort())
-    page.route(f"**/chats/{kept}", lambda route: route.abort())
+    # While Axiom is still down, the notice stays: every request to it fails (not only the ones waited for, so a
+    # catch-up that happens to reach it cannot end the wait), while the page's own files still load.
+    page.route(f"{web.url}/**", abort_api)
     delete_chat(page, kept)
     expect(notice).to_contain_text(UNREACHABLE)
     for _ in range(2):
@@ -52,15 +68,31 @@ def test_a_chat_list_that_could_not_be_loaded_loads_once_axiom_answers_again(pag
         page.route(route, lambda route: route.abort())
     page.goto(web.url)
     failed = page.locator(".message.failed")
-    expect(failed.locator(".error-message")).to_have_text(UNREACHABLE)
+    expect(failed.locator(".error-message")).to_have_text(UNREACHABLE, timeout=COMES_BACK_MS)
     expect(failed.get_by_role("button", name="Retry")).to_be_visible()
     expect(page.locator("#engine-info")).to_be_empty()
 
     page.unroute_all()
     expect(page.locator(".chat-item.current")).to_have_count(1, timeout=COMES_BACK_MS)
-    expect(page.locator("#engine-info")).to_contain_text("Answers by")
+    expect(page.locator("#engine-info")).to_contain_text("Answers by", timeout=COMES_BACK_MS)
     expect(page.locator(".message.failed")).to_have_count(0)
     expect(page.locator(".welcome")).to_be_visible()
+
+
+def test_a_chat_list_refused_while_axiom_waits_for_its_database_loads_once_it_is_back(page: Page, web):
+    for route in ("**/chats", "**/health"):
+        page.route(route, answer_database_unavailable)
+    page.goto(web.url)
+    failed = page.locator(".message.failed")
+    expect(failed.locator(".error-message")).to_have_text("The database cannot be reached.", timeout=COMES_BACK_MS)
+    with page.expect_request("**/health", timeout=COMES_BACK_MS):  # still waiting: a 503 is not Axiom back
+        pass
+    expect(failed).to_have_count(1)
+
+    page.unroute_all()  # the database is back: no Retry is needed
+    expect(page.locator(".chat-item.current")).to_have_count(1, timeout=COMES_BACK_MS)
+    expect(page.locator("#engine-info")).to_contain_text("Answers by", timeout=COMES_BACK_MS)
+    expect(page.locator(".message.failed")).to_have_count(0)
 
 
 def rename_current(page: Page, title: str) -> None:
@@ -120,8 +152,9 @@ def test_back_never_opens_a_chat_deleted_elsewhere_and_a_dead_address_says_so(pa
     assert opened == []  # the dead chat was never opened, not even for a moment
 
     # Its address opened later (a bookmark): another chat opens, and the notice says why.
-    page.goto(f"{web.url}/#chat={doomed}")
-    page.reload()
-    expect(page.locator(".chat-item.current")).to_have_count(1)
-    expect(page.locator("#notice")).to_contain_text("The chat at that address cannot be found")
-    expect(page).not_to_have_url(re.compile(f"#chat={doomed}$"))
+    # A new page: going to it here would only change the hash (a popstate), not load the page.
+    bookmark = page.context.new_page()
+    bookmark.goto(f"{web.url}/#chat={doomed}")
+    expect(bookmark.locator(".chat-item.current")).to_have_count(1)
+    expect(bookmark.locator("#notice")).to_contain_text("The chat at that address cannot be found")
+    expect(bookmark).not_to_have_url(re.compile(f"#chat={doomed}$"))

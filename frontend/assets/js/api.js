@@ -13,35 +13,78 @@ export class ApiError extends Error {
 
 const UNREACHABLE = { error: "UNREACHABLE", message: "Axiom could not be reached. Is the server still running?" };
 
-// A proxy in front of Axiom (deploy/nginx) answers 502 or 504, in HTML, while Axiom is down or restarting.
-const PROXY_AWAY = [502, 504];
+// Axiom is away: no answer at all (0), a proxy's in front of it (deploy/nginx: 502 or 504, in HTML) while it is
+// down or restarting, or its own 503 while it waits for its database (DATABASE_UNAVAILABLE) or is busy.
+const AWAY = new Set([0, 502, 503, 504]);
 
-// What waits for Axiom to answer again (onceReachable), and the timer of the health checks meanwhile.
-const RECHECK_MS = 3000;
+export function isAway(status) {
+  return AWAY.has(status);
+}
+
+// What waits for Axiom to be back (whenBack), and the health checks meanwhile: one at a time, the next a while
+// after the last one ended, that while doubling up to a limit; none while the page is hidden, and one at once when
+// it is shown again or the device comes back online.
+const FIRST_RECHECK_MS = 3000;
+const LAST_RECHECK_MS = 30_000;
+const CHECK_TIMEOUT_MS = 10_000;
 const waitingForAxiom = new Set();
-let recheck = null;
+let recheck = null; // the timer of the next health check
+let checking = false;
+let recheckMs = FIRST_RECHECK_MS;
 
-// Any answer of Axiom's own (not a proxy's while it is away) says it is reachable again.
+function planCheck() {
+  clearTimeout(recheck);
+  recheck = null;
+  if (waitingForAxiom.size > 0 && !checking && !document.hidden) recheck = setTimeout(checkHealth, recheckMs);
+}
+
+async function checkHealth() {
+  clearTimeout(recheck);
+  recheck = null;
+  if (waitingForAxiom.size === 0 || checking || document.hidden) return;
+  checking = true;
+  try {
+    await api.health(AbortSignal.timeout(CHECK_TIMEOUT_MS));
+  } catch {
+    // still away: the next check is planned below
+  } finally {
+    checking = false;
+  }
+  recheckMs = Math.min(2 * recheckMs, LAST_RECHECK_MS);
+  planCheck();
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) planCheck();
+  else checkHealth();
+});
+window.addEventListener("online", checkHealth);
+
+// An answer of Axiom's own that says it is back ends the wait. What waited runs after the request that heard it,
+// each on its own, so none of them can make that request fail.
 function answered(status) {
-  if (status === 0 || PROXY_AWAY.includes(status) || waitingForAxiom.size === 0) return;
-  clearInterval(recheck);
+  if (isAway(status) || waitingForAxiom.size === 0) return;
+  clearTimeout(recheck);
   recheck = null;
   const callbacks = [...waitingForAxiom];
   waitingForAxiom.clear();
-  for (const callback of callbacks) callback();
+  for (const callback of callbacks) queueMicrotask(callback);
 }
 
-// `callback` runs once, as soon as a later request reaches Axiom; meanwhile its /health is asked every few
-// seconds, so something that said Axiom could not be reached is put right without a reload.
-export function onceReachable(callback) {
+// When `error` says Axiom is away, `callback` runs once, as soon as a later request finds it back; meanwhile its
+// /health is asked now and then, so something that said Axiom could not be reached is put right without a reload.
+// Other errors are left to the caller.
+export function whenBack(error, callback) {
+  if (!isAway(error.status)) return;
+  if (waitingForAxiom.size === 0) recheckMs = FIRST_RECHECK_MS;
   waitingForAxiom.add(callback);
-  recheck ??= setInterval(() => api.health().catch(() => {}), RECHECK_MS);
+  if (recheck === null) planCheck();
 }
 
 // The ApiError of a response's status and body (null when it is not JSON).
 function failure(status, body) {
   if (body?.error) return new ApiError(status, body);
-  if (PROXY_AWAY.includes(status)) return new ApiError(status, UNREACHABLE);
+  if (isAway(status)) return new ApiError(status, UNREACHABLE);
   return new ApiError(status, { error: "HTTP_ERROR", message: `The server answered ${status}.` });
 }
 
@@ -65,7 +108,7 @@ async function withKey(send) {
   }
 }
 
-async function request(method, path, body) {
+async function request(method, path, body, signal) {
   let response;
   try {
     response = await withKey((auth) =>
@@ -73,6 +116,7 @@ async function request(method, path, body) {
         method,
         headers: body === undefined ? auth : { ...auth, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       }),
     );
   } catch {
@@ -105,7 +149,7 @@ export const LOST = { error: "CONNECTION_LOST", message: "The connection to Axio
 const enc = encodeURIComponent;
 
 export const api = {
-  health: () => request("GET", "/health"),
+  health: (signal) => request("GET", "/health", undefined, signal),
   listChats: () => request("GET", "/chats"),
   createChat: (title) => request("POST", "/chats", title ? { title } : {}),
   renameChat: (chatId, title) => request("PATCH", `/chats/${enc(chatId)}`, { title }),

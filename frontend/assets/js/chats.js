@@ -53,7 +53,7 @@ export class ChatList {
     if (current && !chats.includes(current)) {
       chats.splice(Math.min(this.chats.indexOf(current), chats.length), 0, current);
     }
-    for (const chat of this.chats) if (!chats.includes(chat)) this.gone.set(chat.id, chat.title);
+    for (const chat of this.chats) if (!chats.includes(chat)) this.forget(chat.id);
     this.chats = chats;
     if (current && current.title !== title) this.onRenamed(current);
     if (this.signature() !== before && !this.renaming) this.render();

@@ -1,11 +1,9 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
-import { api } from "./api.js";
+import { api, isAway } from "./api.js";
 import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
 import { $, confirmAction, el, formatCount, icon } from "./dom.js";
 
 const POLL_MS = 1000;
-// No answer from Axiom, or a proxy's (502, 504) or its own 503 while it is restarting or waits for its database.
-const AWAY = new Set([0, 502, 503, 504]);
 
 function readyText(result) {
   const pages = result.page_count ? ` · ${formatCount(result.page_count, "page")}` : "";
@@ -240,7 +238,7 @@ export class DocumentsPanel {
         return await api.documentState(chatId, job.id);
       } catch (error) {
         if (error.status === 404) throw new Error("Indexing stopped: its chat was deleted.");
-        if (!AWAY.has(error.status)) throw error;
+        if (!isAway(error.status)) throw error;
         row.show("indexing", "Axiom cannot be reached: waiting for it to come back…");
       }
     }
