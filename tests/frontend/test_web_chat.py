@@ -421,6 +421,13 @@ def test_on_a_touch_screen_enter_starts_a_new_line_and_send_sends(browser: Brows
         box.press("Control+Enter")
         expect(page.locator(".message.user")).to_have_text(["first line\nsecond line", "sent by keys"])
         expect(box).to_have_value("")
+
+        # Nothing to drag files with: the documents panel asks to add them, not to drop them.
+        page.get_by_role("button", name=re.compile("^Documents")).tap()
+        expect(page.locator("#dropzone p")).to_have_text(
+            "Add PDF, Word, PowerPoint, Excel, CSV, web pages, EPUB, TXT or MD files, or images of text",
+            use_inner_text=True,
+        )
     finally:
         context.close()
 
@@ -455,6 +462,10 @@ def test_every_control_is_named_and_the_page_fits_the_screen(page: Page, web, vi
         page.get_by_role("button", name=re.compile("^Documents")).click()
         expect(page.locator("#documents-panel")).to_be_in_viewport()
         expect(page.get_by_text("Choose files…")).to_be_visible()
+        expect(page.locator("#dropzone p")).to_have_text(  # a narrow window with a mouse can still drop files
+            "Drop PDF, Word, PowerPoint, Excel, CSV, web pages, EPUB, TXT or MD files, or images of text, here",
+            use_inner_text=True,
+        )
 
 
 def test_too_big_and_unsupported_files_are_refused_with_the_reason(page: Page, tmp_path, build_app_services, pdfs):
