@@ -50,8 +50,14 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
         )
     reader = _open_pdf(name, data)
     texts = _pdf_page_texts(name, reader)
-    recognised = _recognise_pages_without_text(name, data, texts, recogniser)
-    reordered = {**_column_ordered_texts(name, data, texts), **recognised}
+    # One pdfium document serves both: it renders the pages without text for OCR, and finds the others' columns.
+    document = _pdfium_document(name, data)
+    try:
+        recognised = _recognise_pages_without_text(name, document, texts, recogniser) if document else {}
+        reordered = {**(_column_ordered_texts(name, document, texts) if document else {}), **recognised}
+    finally:
+        if document is not None:
+            document.close()
     labels = _printed_page_labels(name, reader)
     pages = [
         Page(page.number, page.text, ocr=page.number in recognised, label=labels.get(page.number, ""))
@@ -178,18 +184,24 @@ def _printed_page_labels(name: str, reader: PdfReader) -> dict[int, str]:
     }
 
 
+def _pdfium_document(name: str, data: bytes) -> pypdfium2.PdfDocument | None:
+    """The PDF opened by pdfium, or None when pdfium cannot open what pypdf could: its pages without text are then
+    skipped, and the others read as drawn."""
+    try:
+        return pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError:
+        log.warning("%s could not be opened by pdfium: its pages without text are skipped, the others read as drawn",
+                    name, exc_info=True)
+        return None
+
+
 def _recognise_pages_without_text(
-    name: str, data: bytes, texts: list[str | None], recogniser: Recogniser
+    name: str, document: pypdfium2.PdfDocument, texts: list[str | None], recogniser: Recogniser
 ) -> dict[int, str]:
     """The recognised text of each page whose text layer is missing or garbled, by page number. Without Tesseract,
     a PDF with readable pages loads those (as before OCR existed), and one without any is refused saying why."""
     numbers = [number for number, text in enumerate(texts, start=1) if text is not None and _lacks_text(text)]
     if not numbers:
-        return {}
-    try:
-        document = pypdfium2.PdfDocument(data)
-    except pypdfium2.PdfiumError:
-        log.warning("%s could not be opened for rendering; its pages without text are skipped", name, exc_info=True)
         return {}
     try:
         pages = {number: page for number in numbers if _has_content(page := document[number - 1])}
@@ -208,46 +220,36 @@ def _recognise_pages_without_text(
             raise
         log.warning("%s: %s; only the %d pages with a text layer are read", name, error.message, readable)
         return {}
-    finally:
-        document.close()
 
 
-def _column_ordered_texts(name: str, data: bytes, texts: list[str | None]) -> dict[int, str]:
+def _column_ordered_texts(name: str, document: pypdfium2.PdfDocument, texts: list[str | None]) -> dict[int, str]:
     """The text of each page laid out in columns read column by column, by page number: pages with a readable
     text layer only, and only where pdfium reads as much of it as pypdf (its text stands in for pypdf's)."""
     numbers = [number for number, text in enumerate(texts, start=1) if text is not None and not _lacks_text(text)]
     if not numbers:
         return {}
-    try:
-        document = pypdfium2.PdfDocument(data)
-    except pypdfium2.PdfiumError:
-        log.warning("%s could not be opened to find its columns; its pages are read as drawn", name, exc_info=True)
+    if len(document) != len(texts):
+        # A damaged page tree the two readers mend differently: page N of one may not be page N of the other.
+        log.warning("%s has %d pages to pdfium, %d to pypdf; its pages are read as drawn", name, len(document),
+                    len(texts))
         return {}
     ordered: dict[int, str] = {}
-    try:
-        if len(document) != len(texts):
-            # A damaged page tree the two readers mend differently: page N of one may not be page N of the other.
-            log.warning("%s has %d pages to pdfium, %d to pypdf; its pages are read as drawn", name, len(document),
-                        len(texts))
-            return {}
-        for number in numbers:
+    for number in numbers:
+        try:
+            page = document[number - 1]
             try:
-                page = document[number - 1]
-                try:
-                    text = column_ordered_text(page)
-                finally:
-                    page.close()
-            except Exception:  # pdfium failing on a page costs its reading order, not its text
-                log.warning("the columns of page %d of %s could not be read; it is read as drawn", number, name,
-                            exc_info=True)
-                continue
-            layer = texts[number - 1] or ""
-            if text is not None and _visible_count(text) >= _MIN_COLUMN_TEXT_SHARE * _visible_count(layer) and (
-                not _looks_garbled(text)
-            ):
-                ordered[number] = text
-    finally:
-        document.close()
+                text = column_ordered_text(page)
+            finally:
+                page.close()
+        except Exception:  # pdfium failing on a page costs its reading order, not its text
+            log.warning("the columns of page %d of %s could not be read; it is read as drawn", number, name,
+                        exc_info=True)
+            continue
+        layer = texts[number - 1] or ""
+        if text is not None and _visible_count(text) >= _MIN_COLUMN_TEXT_SHARE * _visible_count(layer) and (
+            not _looks_garbled(text)
+        ):
+            ordered[number] = text
     return ordered
 
 
