@@ -3,7 +3,6 @@ and its fallbacks to the evidence rules, and the graph when the judge found the 
 stores and embedder; the language model is scripted (the 135M model cannot be made to judge either way on
 demand) except where a real server that is down is the point."""
 
-import threading
 
 import pytest
 from pydantic import ValidationError
@@ -16,7 +15,7 @@ from backend.rag.prompts import BUSY_EVIDENCE_PREFIX, NOT_ANSWERED_REPLY
 from tests.llm.support import free_port
 from tests.llm.test_ollama import ollama_at, stand_in  # noqa: F401 (stand_in is a fixture)
 from tests.rag.scripted import ScriptedLLM
-from tests.rag.test_graph import CARE, GROUNDED, ask
+from tests.rag.test_graph import CARE, GROUNDED, ask, stopped_once_queued
 from tests.rag.test_nodes import PASSAGES
 from tests.support.model_queue import model_busy
 
@@ -173,16 +172,7 @@ def test_a_question_waiting_for_the_judge_is_told_its_place_and_stop_takes_it_ou
     llm = ScriptedLLM("ANSWERABLE: YES", GROUNDED)
     services = make_services(tmp_path / "data", llm=llm, answerability_judge="model")
     services.ingestion.ingest("pets", "care.txt", CARE.encode())
-    cancel = threading.Event()
-    events = []
-    with model_busy(services.llm.scheduler):
-        for event in services.pipeline.stream(
-            "What water temperature do axolotls need?", chat_id="pets", session_id="s1", cancel=cancel
-        ):
-            events.append(event)
-            if event["type"] == "status" and event["stage"] == "queued":
-                cancel.set()  # Stop, while the judge waits for the model
-        assert services.llm.scheduler.waiting == 0
+    events = stopped_once_queued(services)  # Stop, while the judge waits for the model
     stages = [e["stage"] for e in events if e["type"] == "status"]
     assert stages[-2:] == ["judging", "queued"] and "result" not in [e["type"] for e in events]
     assert llm.prompts == [] and services.memory.history("s1") == []

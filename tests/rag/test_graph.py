@@ -262,8 +262,9 @@ def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_ans
     assert services.memory.history("s1")[1].metadata["evidence_reason"] == "busy"
 
 
-def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue(chat):
-    services, llm = chat(GROUNDED)
+def stopped_once_queued(services) -> list[dict]:
+    """The events of a question about axolotls in chat "pets" (session "s1") while the model is busy, Stop pressed
+    once it is told its place in the model's queue; the queue holds nothing of it after."""
     cancel = threading.Event()
     events = []
     with model_busy(services.llm.scheduler):
@@ -273,8 +274,13 @@ def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue
             events.append(event)
             if event["type"] == "status" and event["stage"] == "queued":
                 cancel.set()  # Stop, while the question waits for the model
-
         assert services.llm.scheduler.waiting == 0
+    return events
+
+
+def test_a_waiting_question_is_told_its_place_and_stop_takes_it_out_of_the_queue(chat):
+    services, llm = chat(GROUNDED)
+    events = stopped_once_queued(services)
     queued = next(e for e in events if e["type"] == "status" and e["stage"] == "queued")
     assert queued["position"] == 0 and "next" in queued["message"]
     assert "result" not in [e["type"] for e in events]
