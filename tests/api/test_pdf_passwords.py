@@ -181,8 +181,9 @@ def test_the_password_is_never_logged(client, server, pdfs, caplog):
     assert all(LONG_PASSWORD not in response.text for response in (wrong, inline, queued, failed))
 
 
-def test_a_password_longer_than_the_limit_or_sent_twice_is_400_without_echoing_it(client, pdfs):
-    long_password = "p" * 1025
+@pytest.mark.parametrize("length", [1025, 1_000_000])  # the longer is refused as it streams in
+def test_a_password_longer_than_the_limit_or_sent_twice_is_400_without_echoing_it(client, pdfs, length):
+    long_password = "p" * length
     too_long = upload_locked(client, "bad", shared(pdfs, SHORT_LOCKED), password=long_password)
     body = assert_error(too_long, 400, "VALIDATION_ERROR", field="password", max_length=1024)
     assert long_password not in too_long.text and body["details"]["errors"][0]["field"] == "password"

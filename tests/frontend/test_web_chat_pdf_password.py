@@ -17,7 +17,7 @@ SHORT_LOCKED = "encrypted_aes256_userpw_foo.pdf"  # opened by "foo"
 
 
 def test_a_locked_pdf_asks_for_its_password_says_when_it_is_wrong_and_opens_with_the_right_one(
-    page: Page, web, pdfs
+    page: Page, web, pdfs, screenshot_dir
 ):
     chat_id = open_new_chat(page, web.url)
     upload(page, pdfs / LOCKED)
@@ -33,6 +33,7 @@ def test_a_locked_pdf_asks_for_its_password_says_when_it_is_wrong_and_opens_with
     password = row.get_by_label(f"Password for {LOCKED}")
     expect(password).to_be_focused()  # asked again, where the person was typing
     expect(password).to_have_value("")
+    page.screenshot(path=screenshot_dir / "upload-password.png")
 
     password.fill("openpassword")
     password.press("Enter")

@@ -67,7 +67,8 @@ class UploadRow {
         onPassword(input.value);
       },
     },
-    el("label", { for: id }, `Password for ${this.name}`), input,
+    // The row shows the file's name already; a screen reader hears it with the label.
+    el("label", { for: id }, "Password", el("span", { class: "visually-hidden" }, ` for ${this.name}`)), input,
     el("div", { class: "upload-password-actions" },
       el("button", { type: "submit", class: "button primary" }, "Open"),
       el("button", { type: "button", class: "link-button", onclick: () => form.remove() }, "Cancel")));
