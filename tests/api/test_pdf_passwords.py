@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from backend.api.settings import ApiSettings
 from backend.stores.schema import job_files, jobs
@@ -211,3 +211,29 @@ def test_a_password_without_any_file_is_still_no_upload(client):
 
 def test_an_upload_without_a_password_field_is_as_before(client):
     assert upload(client, "plain", ("notes.txt", b"Axolotls regrow their limbs.")).status_code == 200
+
+
+def test_a_job_keeps_the_password_for_a_pdf_only(client, server, pdfs):
+    """What each job's file row is written with (seen as the database is sent it: a job may end before it could be
+    read back)."""
+    written: list[tuple] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO JOB_FILES"):
+            written.append(parameters)
+
+    event.listen(server.services.database, "before_cursor_execute", record)
+    try:
+        response = upload_locked(
+            client, "kept", shared(pdfs, SHORT_LOCKED), ("notes.txt", b"Olms live in caves."),
+            password=SHORT_PASSWORD, background="true",
+        )
+    finally:
+        event.remove(server.services.database, "before_cursor_execute", record)
+
+    assert response.status_code == 202, response.text
+    # (job id, filename as uploaded, password), named (PostgreSQL) or in order (SQLite).
+    rows = {tuple(params.values() if isinstance(params, dict) else params)[1:] for params in written}
+    assert rows == {(SHORT_LOCKED, SHORT_PASSWORD), ("notes.txt", None)}
+    for job in response.json()["jobs"]:
+        assert finished_job(client, "kept", job["id"])["status"] == "ready"
