@@ -43,7 +43,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         services.chats.forget_deletion(args.chat)
         for path in args.files:
             try:
-                result = services.ingestion.ingest(args.chat, path.name, path.read_bytes())
+                result = services.ingestion.ingest(args.chat, path.name, path.read_bytes(), password=args.password)
             except AxiomError as error:
                 failures += 1
                 print(f"FAILED  {path.name}: {error.message}")
@@ -282,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--user", help="the user the chat belongs to (AXIOM_AUTH=api-key); without it, a chat made here has no "
         "owner, and no user reaches it while keys are on",
+    )
+    ingest.add_argument(
+        "--password", help="opens the PDFs among the files that need a password to open (others ignore it)",
     )
     ingest.add_argument("files", nargs="+", type=_existing_file)
     ingest.set_defaults(run=_ingest)

@@ -110,7 +110,8 @@ class UnreadableDocument(AxiomError):
 
     # The reasons a document can be unreadable, each a stable value clients may branch on.
     EMPTY = "empty"
-    ENCRYPTED = "encrypted"
+    ENCRYPTED = "encrypted"  # it needs a password to open, and none was given
+    WRONG_PASSWORD = "wrong_password"  # it needs a password to open, and the one given does not open it
     CORRUPT = "corrupt"
     NO_TEXT = "no_text"
     TOO_COMPLEX = "too_complex"  # reading it would take more memory or time than a document may use

@@ -131,6 +131,19 @@ def _axiom(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_ingest_opens_the_pdfs_needing_a_password_with_the_one_given(tmp_path: Path, pdfs) -> None:
+    locked, restricted = pdfs / "encrypted_userpw_openpassword.pdf", pdfs / "encrypted_ownerpw_only_copy-protected.pdf"
+    without = _axiom(tmp_path / "data", "ingest", "--chat", "bank", str(locked))
+    wrong = _axiom(tmp_path / "data", "ingest", "--chat", "bank", "--password", "guess", str(locked))
+    opened = _axiom(tmp_path / "data", "ingest", "--chat", "bank", "--password", "openpassword", str(locked),
+                    str(restricted))
+
+    assert without.returncode == 1 and f"FAILED  {locked.name}: “{locked.name}” is password-protected" in without.stdout
+    assert wrong.returncode == 1 and "does not open it" in wrong.stdout and "guess" not in wrong.stdout
+    assert opened.returncode == 0, opened.stdout + opened.stderr[-2000:]
+    assert f"ok      {locked.name}: 1 pages" in opened.stdout and f"ok      {restricted.name}: 2 pages" in opened.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

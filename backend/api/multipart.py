@@ -5,6 +5,9 @@ come too late. Here each file's bytes are counted as they arrive: a file over th
 moment (the rest of it is read and dropped, so the files after it still arrive), and a request larger than
 ``max_files`` full-size files is refused — on its Content-Length before reading anything, or once that many bytes
 have streamed in. A filename is only ever a label: it never becomes a path.
+
+Of the plain form fields only ``password`` is read (it opens the request's PDFs that need one); it is kept in memory
+for the request only, and never logged or echoed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ log = logging.getLogger(__name__)
 
 # Room for one part's boundary and headers (python-multipart caps a part at 8 headers of ~4 KiB each).
 _PART_ENVELOPE_BYTES = 64 * 1024
+PASSWORD_FIELD = "password"
+# Far beyond any real one (a PDF reads at most the first 127 bytes of a password).
+MAX_PASSWORD_CHARS = 1024
+_MAX_PASSWORD_BYTES = 4 * MAX_PASSWORD_CHARS  # UTF-8
 
 
 @dataclass(slots=True)
@@ -31,6 +38,12 @@ class ReceivedFile:
     name: str
     data: bytearray = field(default_factory=bytearray)
     error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
+
+
+@dataclass(slots=True)
+class ReceivedUpload:
+    files: list[ReceivedFile]
+    password: str | None = field(default=None, repr=False)  # for the PDFs that need one; never shown
 
 
 def readable_size(size: int) -> str:
@@ -56,12 +69,14 @@ class _FileCollector:
 
     def __init__(self, *, max_file_bytes: int, max_files: int) -> None:
         self.files: list[ReceivedFile] = []
+        self.password: bytearray | None = None
         self._max_file_bytes = max_file_bytes
         self._max_files = max_files
         self._header_name = bytearray()
         self._header_value = bytearray()
         self._disposition = b""
         self._current: ReceivedFile | None = None
+        self._in_password = False
 
     def callbacks(self) -> dict:
         return {
@@ -76,6 +91,7 @@ class _FileCollector:
     def _on_part_begin(self) -> None:
         self._disposition = b""
         self._current = None
+        self._in_password = False
 
     def _on_header_end(self) -> None:
         if bytes(self._header_name).lower() == b"content-disposition":
@@ -86,7 +102,14 @@ class _FileCollector:
     def _on_headers_finished(self) -> None:
         _, options = parse_options_header(self._disposition)
         if not options.get(b"filename"):
-            return  # a plain form field, or a file input left empty (browsers send filename=""): nothing to read
+            # A plain form field (only the password is read), or a file input left empty (browsers send
+            # filename=""): nothing to read.
+            if b"filename" not in options and options.get(b"name") == PASSWORD_FIELD.encode():
+                if self.password is not None:
+                    raise ValidationFailed("Send at most one password with an upload.", field=PASSWORD_FIELD)
+                self.password = bytearray()
+                self._in_password = True
+            return
         if len(self.files) == self._max_files:
             raise ValidationFailed(
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
@@ -95,6 +118,11 @@ class _FileCollector:
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._in_password and self.password is not None:
+            if len(self.password) + (end - start) > _MAX_PASSWORD_BYTES:
+                raise _password_too_long()
+            self.password.extend(data[start:end])
+            return
         current = self._current
         if current is None or current.error is not None:
             return
@@ -103,6 +131,26 @@ class _FileCollector:
             current.data = bytearray()  # let go of what was kept: the file is refused
             return
         current.data.extend(data[start:end])
+
+
+def _password_too_long() -> ValidationFailed:
+    return ValidationFailed(
+        f"The password is longer than {MAX_PASSWORD_CHARS} characters.", field=PASSWORD_FIELD,
+        max_length=MAX_PASSWORD_CHARS,
+    )
+
+
+def _password(value: bytearray | None) -> str | None:
+    """The password sent, or None for none (a password input left empty sends "")."""
+    if not value:
+        return None
+    try:
+        password = value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationFailed("The password is not valid UTF-8 text.", field=PASSWORD_FIELD) from None
+    if len(password) > MAX_PASSWORD_CHARS:
+        raise _password_too_long()
+    return password
 
 
 def _boundary(request: Request) -> bytes:
@@ -123,9 +171,10 @@ def _declared_length(request: Request) -> int | None:
 
 async def receive_files(
     request: Request, reservation: Reservation, *, max_file_bytes: int, max_files: int
-) -> list[ReceivedFile]:
-    """The uploaded files in order; a file over ``max_file_bytes`` comes back with its FileTooLarge error. The
-    bytes are counted against the server's upload budget through ``reservation`` as they arrive.
+) -> ReceivedUpload:
+    """The uploaded files in order, with the ``password`` field if one was sent; a file over ``max_file_bytes``
+    comes back with its FileTooLarge error. The bytes are counted against the server's upload budget through
+    ``reservation`` as they arrive.
 
     Raises FileTooLarge (413) when the whole request is larger than ``max_files`` full-size files, ServerBusy (503)
     when the budget is spent, and ValidationFailed (400) when it is not a complete, well-formed multipart upload
@@ -163,4 +212,4 @@ async def receive_files(
         )
     if not collector.files:
         raise ValidationFailed("The upload contains no file.", field="files")
-    return collector.files
+    return ReceivedUpload(collector.files, _password(collector.password))

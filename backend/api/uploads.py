@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 
 from backend.api.chats import Chats
 from backend.api.multipart import ReceivedFile
@@ -61,11 +62,13 @@ class DocumentUploads:
             release_free_memory()  # the request's bytes and the parse results it held are garbage now
 
     def accept(
-        self, chat_id: str, files: list[ReceivedFile], *, background: bool, user: User | None = None
+        self, chat_id: str, files: list[ReceivedFile], *, background: bool, user: User | None = None,
+        password: str | None = None,
     ) -> UploadOutcome:
         """Blocking (it reads, and may index). A single file that fails raises its error, so the response carries
         that error's status; with several files each failure is listed and the others still go in. The chat is
-        claimed for ``user`` (backend/api/chats.py) only when a file goes in: a refused upload makes no chat."""
+        claimed for ``user`` (backend/api/chats.py) only when a file goes in: a refused upload makes no chat.
+        ``password`` opens the PDFs that need one (and goes with a PDF's job, which reads it again)."""
         failures: list[tuple[str, AxiomError]] = []
         queued: list[ReceivedFile] = []
         inline: list[ReadFile] = []
@@ -81,7 +84,9 @@ class DocumentUploads:
                 queued.append(received)
                 continue
             try:
-                document = self._ingestion.read(received.name, received.data, replace(self._patience, seconds=wait))
+                document = self._ingestion.read(
+                    received.name, received.data, replace(self._patience, seconds=wait), password=password
+                )
             except TooLongForRequest:
                 queued.append(received)
             except AxiomError as error:
@@ -108,7 +113,10 @@ class DocumentUploads:
             results.clear()  # raised from no list of this frame's, so its traceback holds nothing holding it
             raise failures.pop()[1]
         # A job's file is in the database from here on, so it leaves the budget with the request.
-        jobs = [DocumentState.of_job(self._jobs.submit(chat_id, f.name, f.data)) for f in queued]
+        jobs = [
+            DocumentState.of_job(self._jobs.submit(chat_id, f.name, f.data, password=_opening(f.name, password)))
+            for f in queued
+        ]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
             failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
@@ -127,6 +135,11 @@ class DocumentUploads:
         if job is not None and (job.state != "ready" or job.document_id != doc_id):
             return  # cancelled with nothing stored, or a duplicate of a document it did not make
         self._ingestion.delete(chat_id, doc_id)
+
+
+def _opening(filename: str, password: str | None) -> str | None:
+    """The password a job keeps for its file: a PDF's only (no other file is opened by one)."""
+    return password if PurePosixPath(base_filename(filename)).suffix.lower() == ".pdf" else None
 
 
 def _characters(document: LoadedDocument) -> int:

@@ -144,14 +144,19 @@ class IngestJobs:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, chat_id: str, filename: str, data: bytes | bytearray) -> Job:
+    def submit(self, chat_id: str, filename: str, data: bytes | bytearray, *, password: str | None = None) -> Job:
+        """``password`` opens the file (a PDF that needs one). It waits with the file, in the database, until the
+        job ends: whichever replica's worker claims the job, after whatever restart, must be able to read the file,
+        and it cannot be decrypted here instead (that is reading it, in a worker process, which a request hands to a
+        job precisely when it takes too long). The text it opens is stored anyway; the password is never logged,
+        shown, or kept past the job."""
         job = Job(
             job_id=new_document_id(), chat_id=chat_id, filename=base_filename(filename), size_bytes=len(data),
             state="queued", progress=0.0, created_at=time.time(),
         )
         self._store.add(
             JobRecord(job.job_id, chat_id, job.filename, job.size_bytes, "queued", None, None, job.created_at),
-            filename, data,
+            filename, data, password=password,
         )
         self._wake.set()
         return job
@@ -280,7 +285,7 @@ class IngestJobs:
         return self._ingestion.ingest(
             record.chat_id, claimed.filename, claimed.data,
             progress=lambda done: setattr(running, "progress", done),
-            document_id=record.job_id, cancelled=running.cancel,
+            document_id=record.job_id, cancelled=running.cancel, password=claimed.password,
         )
 
     def _retry_later(self, record: JobRecord, error: VectorStoreUnreachable, running: _Running) -> None:

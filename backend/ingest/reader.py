@@ -80,17 +80,19 @@ class DocumentReader:
     def read(
         self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
         on_page: PageProgress | None = None, *, ocr: OcrOptions | None = None, patience: Patience | None = None,
+        password: str | None = None,
     ) -> LoadedDocument:
         """``cancelled`` stops the reading early: the worker is killed and Cancelled raised. ``on_page`` hears of
         each page recognised by OCR (pages done, pages to do). Past ``patience`` the read stops (its worker is
-        killed if it was reading) and TooLongForRequest is raised."""
+        killed if it was reading) and TooLongForRequest is raised. ``password`` opens a PDF that needs one."""
         ocr = ocr or OcrOptions()
         recognise_at_most = patience.pages_to_recognise if patience else None
         progress, progress_in_worker = self._context.Pipe(duplex=False)
         try:
             return self._await(
                 self._pool.schedule(
-                    _read_and_release, args=(filename, data, ocr, progress_in_worker, recognise_at_most)
+                    _read_and_release,
+                    args=(filename, data, ocr, progress_in_worker, recognise_at_most, password),
                 ),
                 filename, progress, ocr.page_seconds, cancelled, on_page, patience,
             )
@@ -99,8 +101,8 @@ class DocumentReader:
             progress_in_worker.close()
             # pebble's scheduling thread keeps the last task it was given until the next one comes: with its
             # arguments (the file), its result, and an error's traceback (every caller's frame, holding the file
-            # again). Measured: a 50 MB file stayed in the server after its job had failed. A task of nothing
-            # takes its place.
+            # again; and a PDF's password). Measured: a 50 MB file stayed in the server after its job had failed. A
+            # task of nothing takes its place.
             with contextlib.suppress(RuntimeError):  # the pool is being stopped: it keeps nothing any more
                 self._pool.schedule(_nothing)
 
@@ -185,7 +187,8 @@ def _read_error(error: BaseException, filename: str) -> BaseException:
 
 
 def _read_and_release(
-    filename: str, data: bytes | bytearray, ocr: OcrOptions, progress: Connection, recognise_at_most: int | None
+    filename: str, data: bytes | bytearray, ocr: OcrOptions, progress: Connection, recognise_at_most: int | None,
+    password: str | None,
 ) -> LoadedDocument:
     def report(done: int, total: int) -> None:
         if recognise_at_most is not None and total > recognise_at_most:
@@ -194,7 +197,7 @@ def _read_and_release(
 
     try:
         report(0, 0)  # started
-        return load_document(filename, bytes(data), ocr=ocr, on_page=report)
+        return load_document(filename, bytes(data), ocr=ocr, on_page=report, password=password)
     finally:
         progress.close()
         # A worker reads several files: give back what this one used before the next arrives, so an idle worker

@@ -48,20 +48,20 @@ Progress = Callable[[float], None]
 class Loader(Protocol):
     """Reads a file's text (``DocumentReader.read``: in a worker process); stops with Cancelled once ``cancelled``
     is set, and with TooLongForRequest past ``patience``; ``on_page`` hears of each page recognised by OCR (pages
-    done, pages to do)."""
+    done, pages to do); ``password`` opens a PDF that needs one."""
 
     def __call__(
         self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
-        on_page: PageProgress | None = None, *, patience: Patience | None = None,
+        on_page: PageProgress | None = None, *, patience: Patience | None = None, password: str | None = None,
     ) -> LoadedDocument: ...
 
 
 def load_here(
     filename: str, data: bytes | bytearray, cancelled: threading.Event | None = None,
-    on_page: PageProgress | None = None, *, patience: Patience | None = None,
+    on_page: PageProgress | None = None, *, patience: Patience | None = None, password: str | None = None,
 ) -> LoadedDocument:
     """Reads in this process, without limits: for tools and tests that read only trusted files."""
-    return load_document(filename, bytes(data), on_page=on_page)
+    return load_document(filename, bytes(data), on_page=on_page, password=password)
 
 # Embedding dominates ingestion time, so progress is reported per slice of this many chunks.
 _PROGRESS_SLICE = 64
@@ -120,11 +120,12 @@ class IngestionService:
 
     def ingest(
         self, chat_id: str, filename: str, data: bytes, progress: Progress | None = None, *,
-        document_id: str | None = None, cancelled: threading.Event | None = None,
+        document_id: str | None = None, cancelled: threading.Event | None = None, password: str | None = None,
     ) -> IngestedDocument:
         """``document_id``: the id the new document gets (a background job's own id, so the job's id keeps finding
-        its document). ``cancelled`` stops the work with Cancelled at the next step, with nothing stored."""
-        (result,) = self._ingest(chat_id, [(filename, data, document_id, None)], progress, cancelled)
+        its document). ``cancelled`` stops the work with Cancelled at the next step, with nothing stored.
+        ``password`` opens a PDF that needs one."""
+        (result,) = self._ingest(chat_id, [(filename, data, document_id, None)], progress, cancelled, password)
         if isinstance(result, AxiomError):
             try:
                 raise result
@@ -145,14 +146,16 @@ class IngestionService:
             for file in files
         ], progress, None)
 
-    def read(self, filename: str, data: bytes | bytearray, patience: Patience) -> LoadedDocument:
+    def read(
+        self, filename: str, data: bytes | bytearray, patience: Patience, *, password: str | None = None
+    ) -> LoadedDocument:
         """Reads a file the way ingesting it would, for a caller that then stores it (``ingest_many`` with a
         ReadFile) or leaves it to a background job; TooLongForRequest past ``patience``."""
-        return self._read(filename, data, None, None, patience)
+        return self._read(filename, data, None, None, patience, password)
 
     def _ingest(
         self, chat_id: str, files: Sequence[tuple[str, bytes | bytearray, str | None, LoadedDocument | None]],
-        progress: Progress | None, cancelled: threading.Event | None,
+        progress: Progress | None, cancelled: threading.Event | None, password: str | None = None,
     ) -> list[IngestedDocument | AxiomError]:
         validate_id(chat_id, field="chat_id")
         phases = _Phases(progress)
@@ -162,7 +165,7 @@ class IngestionService:
             for filename, data, document_id, document in files:
                 try:
                     results.append(self._prepare_unless_known(
-                        chat_id, filename, data, document, seen, document_id, cancelled, phases.reading
+                        chat_id, filename, data, document, seen, document_id, cancelled, phases.reading, password
                     ))
                 except AxiomError as error:
                     # Kept as a result: without the traceback that holds this frame (and so the results).
@@ -177,11 +180,11 @@ class IngestionService:
     def _prepare_unless_known(
         self, chat_id: str, filename: str, data: bytes | bytearray, document: LoadedDocument | None,
         seen: dict[str, IngestedDocument | _Prepared], document_id: str | None, cancelled: threading.Event | None,
-        on_page: PageProgress,
+        on_page: PageProgress, password: str | None,
     ) -> IngestedDocument | _Prepared:
         # The file is read before the duplicate check: a file of a type Axiom does not read is refused as such even
-        # when the same bytes were uploaded before.
-        document = document or self._read(filename, data, cancelled, on_page)
+        # when the same bytes were uploaded before (and a locked PDF without its password, as it was then).
+        document = document or self._read(filename, data, cancelled, on_page, password=password)
         sha256 = hashlib.sha256(data).hexdigest()
         earlier = seen.get(sha256) or self._same_content(chat_id, sha256)
         if earlier is not None:
@@ -214,10 +217,10 @@ class IngestionService:
 
     def _read(
         self, filename: str, data: bytes | bytearray, cancelled: threading.Event | None,
-        on_page: PageProgress | None, patience: Patience | None = None,
+        on_page: PageProgress | None, patience: Patience | None = None, password: str | None = None,
     ) -> LoadedDocument:
         try:
-            return self._load(filename, data, cancelled, on_page, patience=patience)
+            return self._load(filename, data, cancelled, on_page, patience=patience, password=password)
         except (AxiomError, Cancelled, TooLongForRequest):
             raise
         except Exception as exc:  # a loader bug must still give the user an answer, not a stack trace

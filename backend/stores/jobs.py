@@ -6,7 +6,9 @@ Claiming: a worker takes the oldest queued job, or one whose lease ran out (its 
 one process: its single writer) and holds it by renewing ``lease_until`` while it works (the heartbeat, which
 also writes its progress, so every replica shows it, and reads ``cancel_requested``, so any replica can cancel).
 Every later write of a claimed job names its worker, so a worker that lost its lease cannot overwrite the job's
-fate. The file is deleted when the job ends.
+fate. The file is deleted when the job ends, and with it the password its uploader gave to open it (a PDF's): the
+worker that claims the job, on any replica and after any restart, needs it to read the file, and nothing needs it
+once the job has ended. It never leaves ``job_files`` for a job's row, log line or error.
 
 A job whose storing met the vector store unreachable goes back to 'queued' (``retry_later``) with the time it may
 be claimed again (``retry_at``) and the error of its last try, until then claimed by nobody.
@@ -23,7 +25,7 @@ import io
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from sqlalchemy import (
@@ -74,6 +76,7 @@ class ClaimedJob:
     filename: str  # as uploaded
     data: bytes
     taken_over: bool  # an earlier worker died holding it: what it stored must be rolled back or kept
+    password: str | None = field(default=None, repr=False)  # opens the file (a PDF); never shown
 
 
 class JobStore:
@@ -86,14 +89,14 @@ class JobStore:
         """Whether other processes may use the same jobs (PostgreSQL); SQLite serves one process."""
         return self._engine.dialect.name != "sqlite"
 
-    def add(self, job: JobRecord, filename: str, data: bytes | bytearray) -> None:
+    def add(self, job: JobRecord, filename: str, data: bytes | bytearray, *, password: str | None = None) -> None:
         with self._engine.begin() as db:
             db.execute(insert(jobs).values(
                 job_id=job.job_id, chat_id=job.chat_id, filename=job.filename, size_bytes=job.size_bytes,
                 state=job.state, document_id=job.document_id, error=_json(job.error),
                 created_at=job.created_at,
             ))
-            db.execute(insert(job_files).values(job_id=job.job_id, filename=filename))
+            db.execute(insert(job_files).values(job_id=job.job_id, filename=filename, password=password))
             if data:
                 view = memoryview(data)
                 db.execute(insert(job_file_pieces), [
@@ -132,12 +135,16 @@ class JobStore:
             if not taken:
                 return None
             record = db.execute(select(jobs).where(jobs.c.job_id == row.job_id)).one()
-            filename = db.execute(select(job_files.c.filename).where(job_files.c.job_id == row.job_id)).scalar_one()
+            file = db.execute(
+                select(job_files.c.filename, job_files.c.password).where(job_files.c.job_id == row.job_id)
+            ).one()
             data = _joined(db.execute(
                 select(job_file_pieces.c.data).where(job_file_pieces.c.job_id == row.job_id)
                 .order_by(job_file_pieces.c.piece).execution_options(yield_per=16)
             ).scalars())
-        return ClaimedJob(_record(record), filename, data, taken_over=row.state == "indexing")
+        return ClaimedJob(
+            _record(record), file.filename, data, taken_over=row.state == "indexing", password=file.password
+        )
 
     def heartbeat(self, job_id: str, worker: str, lease_seconds: float, progress: float) -> bool | None:
         """Renews the worker's lease and records its progress (never lower than recorded: see ``_at_least``);

@@ -202,6 +202,8 @@ job_files = Table(
     metadata,
     Column("job_id", Text, ForeignKey("jobs.job_id", ondelete="CASCADE"), primary_key=True),
     Column("filename", Text, nullable=False),  # as uploaded (the job's own is the base name)
+    # The password its uploader gave to open it (a PDF's), deleted with the file when the job ends (jobs.py).
+    Column("password", Text, nullable=True),
 )
 
 # Its bytes, in pieces (backend/stores/jobs.py says why), in order of ``piece``.

@@ -126,7 +126,7 @@ def test_unreadable_files_say_why_and_leave_the_chat_as_it_was(page: Page, web, 
     corrupt = upload_row(page, "malformed_header_and_eof_only.pdf")
     expect(encrypted).to_have_attribute("data-state", "failed", timeout=60_000)
     expect(corrupt).to_have_attribute("data-state", "failed", timeout=60_000)
-    expect(encrypted).to_contain_text("is password-protected. Remove the password")
+    expect(encrypted).to_contain_text("is password-protected: enter its password")
     expect(corrupt).to_contain_text("is damaged and cannot be read")
     page.screenshot(path=screenshot_dir / "upload-errors.png")
     expect(page.locator(".document")).to_have_count(0)

@@ -28,12 +28,12 @@ class GatedLoader:
         self.gate = threading.Event()
         self.reading = threading.Event()
 
-    def __call__(self, filename, data, cancelled=None, on_page=None, *, patience=None):
+    def __call__(self, filename, data, cancelled=None, on_page=None, *, patience=None, password=None):
         self.reading.set()
         while not self.gate.wait(0.01):
             if cancelled is not None and cancelled.is_set():
                 raise Cancelled
-        return load_here(filename, data)
+        return load_here(filename, data, password=password)
 
 
 def ingestion_with(services, load) -> IngestionService:

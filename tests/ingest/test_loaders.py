@@ -160,14 +160,6 @@ def test_shared_file_is_refused_with_its_reason(shared_data: Path, filename: str
 # --- PDF ----------------------------------------------------------------------------------------------------------
 
 
-def _encrypted(pdf: bytes, user_password: str, algorithm: str) -> bytes:
-    writer = PdfWriter(clone_from=io.BytesIO(pdf))
-    writer.encrypt(user_password=user_password, owner_password="owner-secret", algorithm=algorithm)
-    output = io.BytesIO()
-    writer.write(output)
-    return output.getvalue()
-
-
 def test_pdf_pages_without_text_are_skipped_but_keep_real_numbers_and_count() -> None:
     document = load_document("report.pdf", pdf_files.pdf(["First page", "", "Third page", ""]))
 
@@ -223,15 +215,15 @@ def test_pdf_without_any_text_says_so_and_that_ocr_found_none() -> None:
 
 
 @pytest.mark.parametrize("algorithm", ["AES-256", "AES-128", "RC4-128"])
-def test_pdf_needing_a_password_asks_to_remove_it(algorithm: str) -> None:
-    refusal = _refusal("secret.pdf", _encrypted(pdf_files.pdf(["Top secret"]), "user-secret", algorithm))
+def test_pdf_needing_a_password_asks_for_it_or_to_remove_it(algorithm: str) -> None:
+    refusal = _refusal("secret.pdf", pdf_files.encrypted(pdf_files.pdf(["Top secret"]), "user-secret", algorithm))
 
     assert refusal.reason == ENCRYPTED
-    assert "Remove the password" in refusal.message
+    assert "Enter its password" in refusal.message and "remove the password" in refusal.message
 
 
 def test_pdf_restricted_only_by_an_owner_password_loads() -> None:
-    document = load_document("restricted.pdf", _encrypted(pdf_files.pdf(["Readable by anyone"]), "", "AES-256"))
+    document = load_document("restricted.pdf", pdf_files.encrypted(pdf_files.pdf(["Readable by anyone"]), "", "AES-256"))
 
     assert _text(document) == "Readable by anyone"
 

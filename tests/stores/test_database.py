@@ -384,7 +384,8 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
 
 
 def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_settings: Settings) -> None:
-    """Revision 0004 moves each waiting job's file from ``job_files.data`` into one piece."""
+    """Revision 0004 moves each waiting job's file from ``job_files.data`` into one piece (and 0008, adding the
+    password column, keeps it: SQLite's batch mode must not rebuild ``job_files``, whose pieces cascade)."""
     database_settings.data_dir.mkdir(parents=True)
     engine = create_database_engine(database_url(database_settings))
     config = alembic_config()
@@ -403,4 +404,5 @@ def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_setti
 
     claimed = JobStore(engine).claim("worker", 30.0)
     assert claimed is not None and (claimed.filename, claimed.data) == ("dir/notes.txt", b"waiting")
+    assert claimed.password is None
     engine.dispose()

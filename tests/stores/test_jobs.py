@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, event, func, select
 
 from backend.stores.jobs import PIECE_BYTES, JobRecord, JobStore
-from backend.stores.schema import job_file_pieces
+from backend.stores.schema import job_file_pieces, job_files
 from backend.stores.schema import jobs as jobs_table
 
 
@@ -201,3 +201,42 @@ def test_a_claim_never_takes_a_job_put_back_to_wait_between_its_read_and_its_wri
         event.remove(database, "before_cursor_execute", put_back_to_wait)
     waiting = store.get("chat1", "job1")
     assert written and (waiting.state, waiting.attempts, waiting.retry_at) == ("queued", 0, retry_at)
+
+
+def stored_passwords(database: Engine) -> list[str | None]:
+    with database.connect() as db:
+        return list(db.execute(select(job_files.c.password)).scalars())
+
+
+@pytest.mark.parametrize("end", ["ready", "failed", "cancelled", "cancelled while waiting to be retried"])
+def test_a_files_password_reaches_every_worker_that_claims_it_and_goes_when_the_job_ends(database, end):
+    """Kept with the file only while the job exists: a worker taking over a dead one's job needs it too."""
+    store = JobStore(database)
+    store.add(job("job1", created_at=time.time()), "statement.pdf", b"%PDF", password="s3cret-pw")
+    assert stored_passwords(database) == ["s3cret-pw"]
+
+    first = store.claim("w1", lease_seconds=0.0)  # dies at once
+    assert first.password == "s3cret-pw" and "s3cret-pw" not in repr(first)
+    taken_over = store.claim("w2", lease_seconds=60)
+    assert taken_over.taken_over and taken_over.password == "s3cret-pw"
+
+    if end == "cancelled while waiting to be retried":
+        store.retry_later("job1", "w2", retry_at=time.time() + 60, retrying_since=1.0, error=UNREACHABLE,
+                          progress=0.0)
+        assert stored_passwords(database) == ["s3cret-pw"]  # it is tried again later: kept
+        store.request_cancel("chat1")
+    elif end == "cancelled":
+        store.request_cancel("chat1")
+        assert store.finish("job1", "w2", "cancelled")
+    else:
+        assert store.finish("job1", "w2", end)
+    assert stored_passwords(database) == []
+    with database.connect() as db:
+        assert "s3cret-pw" not in str(db.execute(select(jobs_table)).one())
+
+
+def test_a_job_without_a_password_keeps_none(database):
+    store = JobStore(database)
+    store.add(job("job1"), "notes.pdf", b"%PDF")
+
+    assert stored_passwords(database) == [None] and store.claim("w1", lease_seconds=60).password is None

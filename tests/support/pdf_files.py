@@ -1,7 +1,12 @@
 """Small real PDFs written byte by byte (no PDF-writing library is a dependency): lines of Helvetica text,
-from the top of each page down, the way a text layer holds them."""
+from the top of each page down, the way a text layer holds them; and such a PDF encrypted (by pypdf, which reads
+them anyway)."""
 
 from __future__ import annotations
+
+import io
+
+from pypdf import PdfWriter
 
 _TOP = 760  # points from the bottom of a US Letter page
 _LINE_HEIGHT = 14
@@ -47,3 +52,12 @@ def _content(lines: list[str]) -> str:
 
 def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def encrypted(pdf: bytes, user_password: str, algorithm: str = "AES-256") -> bytes:
+    """``pdf`` encrypted: opened by ``user_password`` ("": by anyone, restricted by an owner password only)."""
+    writer = PdfWriter(clone_from=io.BytesIO(pdf))
+    writer.encrypt(user_password=user_password, owner_password="owner-secret", algorithm=algorithm)
+    output = io.BytesIO()
+    writer.write(output)
+    return output.getvalue()

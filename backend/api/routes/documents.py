@@ -21,7 +21,7 @@ from backend.api.deps import (
     UsableChatId,
     UserDep,
 )
-from backend.api.multipart import receive_files
+from backend.api.multipart import MAX_PASSWORD_CHARS, PASSWORD_FIELD, receive_files
 from backend.api.schemas import (
     DocumentDeleted,
     DocumentList,
@@ -44,7 +44,18 @@ _MULTIPART_BODY = {
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
-                    "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"}}},
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        PASSWORD_FIELD: {
+                            "type": "string", "format": "password", "writeOnly": True, "maxLength": MAX_PASSWORD_CHARS,
+                            "description": (
+                                "Opens the request's PDFs that need a password to open (422 `encrypted` without "
+                                "it, `wrong_password` when it does not open them); ignored by every other file. "
+                                "Empty: none. Used only while the files are read, never stored beyond their "
+                                "background jobs nor shown."
+                            ),
+                        },
+                    },
                     "required": ["files"],
                 }
             }
@@ -61,7 +72,8 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
     files["description"] = (
         f"1 to {max_files} files ({', '.join(FILE_TYPES_BY_EXTENSION)}) of at most {max_file_bytes} bytes each "
         "(413 when larger); "
-        "the type is judged by content (415 when unsupported, 422 when unreadable)"
+        "the type is judged by content (415 when unsupported, 422 when unreadable, or when a PDF needs a password "
+        "that `password` does not give)"
     )
 
 
@@ -81,16 +93,19 @@ async def upload_documents(
     user: UserDep,
     background: bool = False,
 ) -> JSONResponse:
-    """One or more files (any field name). A single file that cannot be indexed answers with its error's status;
+    """One or more files (any field name), and perhaps the ``password`` of the PDFs among them that need one. A
+    single file that cannot be indexed answers with its error's status;
     with several, the failures are listed under ``failed``. ``background=true`` indexes every file as a job.
     Makes the chat if it does not exist yet (unless no file goes in); 410 for a chat that was deleted."""
     with uploads.reservation() as reservation:
-        files = await receive_files(
+        upload = await receive_files(
             request, reservation, max_file_bytes=services.settings.max_upload_bytes,
             max_files=api.max_files_per_upload,
         )
-        outcome = await run_in_threadpool(uploads.accept, chat_id, files, background=background, user=user)
-        del files  # garbage before the reservation ends, which gives the freed heap back
+        outcome = await run_in_threadpool(
+            uploads.accept, chat_id, upload.files, background=background, user=user, password=upload.password
+        )
+        del upload  # garbage before the reservation ends, which gives the freed heap back
     return JSONResponse(outcome.body.model_dump(mode="json"), status_code=outcome.status)
 
 

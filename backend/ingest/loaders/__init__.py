@@ -9,8 +9,9 @@ is that type. Every failure is a typed, user-readable error:
   the file is not one of the types Axiom reads;
 - content of the claimed kind that cannot be parsed (starts like a PDF but is broken, a truncated .docx)
   → ``UnreadableDocument(reason=CORRUPT)``;
-- 0 bytes or only whitespace → ``EMPTY``; needs a password to open → ``ENCRYPTED`` (a PDF that opens with the empty
-  user password, i.e. one only restricted by an owner password, loads);
+- 0 bytes or only whitespace → ``EMPTY``; needs a password to open → ``ENCRYPTED``, or ``WRONG_PASSWORD`` when the
+  ``password`` given does not open it (a PDF that opens with the empty user password, i.e. one only restricted by an
+  owner password, loads, and so does one opened by ``password``);
 - reading it would take more memory or time than a document may use (a zip bomb, a sheet declaring a billion
   cells, a 50 MB web page) → ``TOO_COMPLEX``, found before the file is parsed whole;
 - parses but yields no readable text (a PDF text layer that decodes to mojibake and pages that show no text either)
@@ -75,24 +76,24 @@ _LOADERS: dict[str, Callable[[str, bytes], LoadedPages]] = {
     "html": load_html,
     "epub": load_epub,
 }
-# Loaders that may recognise text in page images.
-_RECOGNISING_LOADERS: dict[str, Callable[[str, bytes, Recogniser], LoadedPages]] = {
-    "pdf": load_pdf,
-    "image": load_image,
-}
 
 
 def load_document(
-    filename: str, data: bytes, *, ocr: OcrOptions | None = None, on_page: PageProgress | None = None
+    filename: str, data: bytes, *, ocr: OcrOptions | None = None, on_page: PageProgress | None = None,
+    password: str | None = None,
 ) -> LoadedDocument:
     """Load ``data`` uploaded as ``filename``; the result's filename is the base name only (no directories).
-    ``on_page`` hears of each page recognised by OCR (pages done, pages to do)."""
+    ``on_page`` hears of each page recognised by OCR (pages done, pages to do). ``password`` opens a PDF that needs
+    one; other files ignore it."""
     name = base_filename(filename)
     file_type = _file_type(name)
     if not data or data.isspace():
         raise UnreadableDocument(f"“{name}” is empty.", reason=UnreadableDocument.EMPTY, filename=name)
-    if file_type in _RECOGNISING_LOADERS:
-        loaded = _RECOGNISING_LOADERS[file_type](name, data, Recogniser(name, ocr or OcrOptions(), on_page))
+    # PDFs and images may need text recognition in their page images; only a PDF may need a password.
+    if file_type == "pdf":
+        loaded = load_pdf(name, data, Recogniser(name, ocr or OcrOptions(), on_page), password=password)
+    elif file_type == "image":
+        loaded = load_image(name, data, Recogniser(name, ocr or OcrOptions(), on_page))
     else:
         loaded = _LOADERS[file_type](name, data)
     return LoadedDocument(name, file_type, tuple(loaded.pages), loaded.page_count)

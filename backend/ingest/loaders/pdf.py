@@ -4,7 +4,10 @@ real 1-based numbers even when pages without text are skipped. A page whose prin
 "iii" in a preface, "1" where the body starts after it) differs from its position is labelled with both, "Page iii
 (PDF page 3)": either alone would send a reader to the wrong page, and a document may print "1" on several pages.
 A page laid out in columns is read column by column (pdf_columns.py): its text layer may be drawn line by line
-across them. Running headers and footers are kept only where they first appear (running_headers.py)."""
+across them. Running headers and footers are kept only where they first appear (running_headers.py).
+
+A PDF that needs a password to open is read with the one its uploader gave (``password``): it only ever opens the
+file in this process, and is neither kept nor named in a log or an error."""
 
 from __future__ import annotations
 
@@ -43,15 +46,15 @@ _MIN_COLUMN_TEXT_SHARE = 0.95
 _UNKNOWN_GLYPH = "\ufffd"
 
 
-def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
+def load_pdf(name: str, data: bytes, recogniser: Recogniser, *, password: str | None = None) -> LoadedPages:
     if _PDF_MAGIC not in data[:_PDF_HEADER_WINDOW]:
         raise UnsupportedFileType(
             f"“{name}” is named .pdf but its content is not a PDF document.", filename=name
         )
-    reader = _open_pdf(name, data)
+    reader, opened_with = _open_pdf(name, data, password)
     texts = _pdf_page_texts(name, reader)
     # One pdfium document serves both: it renders the pages without text for OCR, and finds the others' columns.
-    document = _pdfium_document(name, data)
+    document = _pdfium_document(name, data, opened_with)
     try:
         recognised = _recognise_pages_without_text(name, document, texts, recogniser) if document else {}
         reordered = {**(_column_ordered_texts(name, document, texts) if document else {}), **recognised}
@@ -86,25 +89,34 @@ def load_pdf(name: str, data: bytes, recogniser: Recogniser) -> LoadedPages:
     return LoadedPages(without_running_headers(pages), page_count=len(texts))
 
 
-def _open_pdf(name: str, data: bytes) -> PdfReader:
+def _open_pdf(name: str, data: bytes, password: str | None) -> tuple[PdfReader, str | None]:
+    """The PDF, decrypted, and the password that opened it (None: it needed none)."""
     try:
         reader = PdfReader(io.BytesIO(data))
-        locked = reader.is_encrypted and not _opens_without_password(reader)
+        if not reader.is_encrypted or _opens_with(reader, ""):
+            return reader, None  # a password given for a file that needs none is ignored
+        opened = password is not None and _opens_with(reader, password)
     except Exception as error:  # pypdf reports broken files with many exception types, not only PdfReadError
         raise corrupt(name, "PDF") from error
-    if locked:
+    if opened:
+        return reader, password
+    if password is None:
         raise UnreadableDocument(
-            f"“{name}” is password-protected. Remove the password (for example, save or print it as a new PDF "
-            "without one) and upload it again.",
+            f"“{name}” is password-protected. Enter its password to open it (the upload's “password” field), or "
+            "remove the password (for example, save or print it as a new PDF without one) and upload it again.",
             reason=UnreadableDocument.ENCRYPTED,
             filename=name,
         )
-    return reader
+    raise UnreadableDocument(
+        f"The password given for “{name}” does not open it. Check the password and upload it again.",
+        reason=UnreadableDocument.WRONG_PASSWORD,
+        filename=name,
+    )
 
 
-def _opens_without_password(reader: PdfReader) -> bool:
+def _opens_with(reader: PdfReader, password: str) -> bool:
     try:
-        return reader.decrypt("") != PasswordType.NOT_DECRYPTED
+        return reader.decrypt(password) != PasswordType.NOT_DECRYPTED
     except (PyPdfError, DependencyError, NotImplementedError):
         # An encryption scheme pypdf cannot handle locks the user out just like a password does.
         return False
@@ -184,11 +196,11 @@ def _printed_page_labels(name: str, reader: PdfReader) -> dict[int, str]:
     }
 
 
-def _pdfium_document(name: str, data: bytes) -> pypdfium2.PdfDocument | None:
+def _pdfium_document(name: str, data: bytes, password: str | None) -> pypdfium2.PdfDocument | None:
     """The PDF opened by pdfium, or None when pdfium cannot open what pypdf could: its pages without text are then
     skipped, and the others read as drawn."""
     try:
-        return pypdfium2.PdfDocument(data)
+        return pypdfium2.PdfDocument(data, password=password)
     except pypdfium2.PdfiumError:
         log.warning("%s could not be opened by pdfium: its pages without text are skipped, the others read as drawn",
                     name, exc_info=True)

@@ -168,10 +168,12 @@ export const api = {
     }
   },
 
-  // One file per request, so each file has its own progress and its own result.
-  async upload(chatId, file, onProgress) {
+  // One file per request, so each file has its own progress and its own result. A password opens a PDF that
+  // needs one; it is sent with this request only.
+  async upload(chatId, file, onProgress, password = null) {
     const form = new FormData();
     form.append("files", file, file.name);
+    if (password) form.append("password", password);
     const { status, body } = await withKey((auth) => sendForm(`/chat/${enc(chatId)}/documents`, form, onProgress, auth));
     answered(status);
     if (status >= 200 && status < 300) return body;

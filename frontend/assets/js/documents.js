@@ -21,6 +21,15 @@ function jobProgress(job) {
   return { state: "retrying", text: `The vector store cannot be reached — ${next}`, title: job.error?.message };
 }
 
+// What the page says of a PDF refused for its password (details.reason of the error), in place of the server's
+// message, which names the API's field: the row then asks for the password.
+const PASSWORD_REFUSALS = {
+  encrypted: "This PDF is password-protected: enter its password to open it.",
+  wrong_password: "That password does not open this PDF. Check it and try again.",
+};
+
+let passwordInputs = 0; // ids for the password inputs' labels
+
 // One row in the uploads list: the file's name, a progress bar and what happened to it.
 class UploadRow {
   constructor(file, onDismiss) {
@@ -44,6 +53,29 @@ class UploadRow {
     this.stop.hidden = false;
   }
 
+  // A form in the row asking for the file's password: Enter (or Open) hands it to onPassword, Cancel drops it.
+  askPassword(onPassword, focus) {
+    const id = `upload-password-${++passwordInputs}`;
+    const input = el("input", {
+      type: "password", id, class: "key-input", autocomplete: "off", spellcheck: "false", required: true,
+    });
+    const form = el("form", {
+      class: "upload-password",
+      onsubmit: (event) => {
+        event.preventDefault();
+        form.remove();
+        onPassword(input.value);
+      },
+    },
+    // The row shows the file's name already; a screen reader hears it with the label.
+    el("label", { for: id }, "Password", el("span", { class: "visually-hidden" }, ` for ${this.name}`)), input,
+    el("div", { class: "upload-password-actions" },
+      el("button", { type: "submit", class: "button primary" }, "Open"),
+      el("button", { type: "button", class: "link-button", onclick: () => form.remove() }, "Cancel")));
+    this.node.append(form);
+    if (focus) input.focus();
+  }
+
   show(state, text, percent, title = null) {
     this.node.dataset.state = state;
     this.status.textContent = text;
@@ -53,6 +85,7 @@ class UploadRow {
     else if (percent !== undefined) this.bar.value = percent;
     this.bar.hidden = state === "ready" || state === "failed" || state === "cancelled";
     if (this.bar.hidden) this.stop.hidden = true;
+    this.node.querySelector(".upload-password")?.remove(); // a new try, or its outcome, replaces the question
   }
 }
 
@@ -187,7 +220,9 @@ export class DocumentsPanel {
     }
   }
 
-  async upload(chatId, file, row) {
+  // A PDF refused for its password asks for it in its row, and goes again with the one typed in (kept by the
+  // page for that upload only).
+  async upload(chatId, file, row, password = null) {
     if (this.goneChats.has(chatId)) return;
     row.show("uploading", "Uploading… 0%", 0);
     try {
@@ -195,7 +230,7 @@ export class DocumentsPanel {
         // Once the bytes are sent, a small file is read and indexed within the same request.
         if (percent < 100) row.show("uploading", `Uploading… ${percent}%`, percent);
         else row.show("indexing", "Reading and indexing…", null);
-      });
+      }, password);
       if (body.failed.length > 0) throw Object.assign(new Error(body.failed[0].error.message), body.failed[0].error);
       if (body.jobs.length > 0) await this.follow(chatId, body.jobs[0], row);
       else {
@@ -203,7 +238,13 @@ export class DocumentsPanel {
         row.show("ready", result.duplicate ? "Already in this chat" : readyText(result), 100);
       }
     } catch (error) {
-      row.show("failed", error.message);
+      const refusal = PASSWORD_REFUSALS[error.details?.reason];
+      row.show("failed", refusal || error.message);
+      if (refusal) {
+        row.askPassword((typed) => {
+          this.queue = this.queue.then(() => this.upload(chatId, file, row, typed));
+        }, password !== null);
+      }
       if (refusedAsDeleted(error)) this.onRefusedAsGone(chatId, file.name);
     }
     this.onChanged();
@@ -219,7 +260,7 @@ export class DocumentsPanel {
         row.show("ready", readyText(job), 100);
         return;
       }
-      if (job.status === "failed") throw new Error(job.error.message);
+      if (job.status === "failed") throw Object.assign(new Error(job.error.message), job.error);
       if (job.status === "cancelled") {
         row.show("cancelled", "Cancelled: nothing of it was kept.");
         return;
