@@ -107,8 +107,16 @@ def expect_open(page: Page, chat_id: str) -> None:
     expect(page).to_have_url(re.compile(f"#chat={chat_id}$"))
 
 
+def open_chat_list(page: Page, url: str) -> str:
+    """Opens the app; returns the id of the chat it opens."""
+    page.goto(url)
+    expect(page.locator(".chat-item.current")).to_have_count(1)
+    return page.locator(".chat-item.current").get_attribute("data-chat-id")
+
+
 def test_back_never_opens_a_chat_deleted_here(page: Page, web):
-    kept = open_new_chat(page, web.url)
+    first = open_chat_list(page, web.url)
+    kept = new_chat(page)
     rename_current(page, "Kept")
     doomed = new_chat(page)
     rename_current(page, "Doomed")
@@ -122,16 +130,17 @@ def test_back_never_opens_a_chat_deleted_here(page: Page, web):
     expect_open(page, kept)  # the address is the open chat's again, not the dead one's
     expect(page.locator("#chat-title")).to_have_text("Kept")
 
-    # The open chat deleted: the chat shown instead takes its place in the history, so Back skips the dead one.
+    # The open chat deleted: the chat shown instead takes its place in the history, so Back skips the dead one,
+    # and the entries of the chat open now too: Back leads to the chat before it.
     page.locator("#dismiss-notice").click()
     other = new_chat(page)
     delete_chat(page, other)
     expect_open(page, kept)
     page.go_back()
-    expect_open(page, kept)
+    expect_open(page, first)
     expect(page.locator("#notice")).to_be_hidden()
     page.reload()
-    expect_open(page, kept)
+    expect_open(page, first)
     expect(page.locator("#notice")).to_be_hidden()
 
 
@@ -158,3 +167,22 @@ def test_back_never_opens_a_chat_deleted_elsewhere_and_a_dead_address_says_so(pa
     expect(bookmark.locator(".chat-item.current")).to_have_count(1)
     expect(bookmark.locator("#notice")).to_contain_text("The chat at that address cannot be found")
     expect(bookmark).not_to_have_url(re.compile(f"#chat={doomed}$"))
+
+
+def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(page: Page, web):
+    first = open_new_chat(page, web.url)
+    kept = new_chat(page)
+    doomed = new_chat(page)
+    chat_item(page, kept).locator(".chat-select").click()
+    expect_open(page, kept)  # the history: first, kept, doomed, kept
+    assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
+
+    page.go_back()  # onto the dead chat's entry, which the open chat takes the place of
+    expect(page.locator("#notice")).to_contain_text("was deleted, so it cannot be opened again.")
+    expect_open(page, kept)
+    page.go_back()  # not onto the kept chat's own entry again, where Back would seem to do nothing
+    expect_open(page, first)
+    page.go_forward()
+    expect_open(page, kept)
+    page.go_back()
+    expect_open(page, first)
