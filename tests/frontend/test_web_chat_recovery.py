@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from urllib.parse import urlsplit
 
 import httpx
@@ -186,3 +187,67 @@ def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(pag
     expect_open(page, kept)
     page.go_back()
     expect_open(page, first)
+
+
+# Each /health the page asks for, at the page's (Playwright's fake) clock, and a promise that resolves once the
+# last one has failed or answered and the page has done what follows (its rejection's handlers are microtasks:
+# a message posted after it is handled after them).
+WATCH_HEALTH = """
+    window.healthAsked = [];
+    window.healthSettled = Promise.resolve();
+    window.pageHidden = false;
+    Object.defineProperty(document, 'hidden', { get: () => window.pageHidden });
+    Object.defineProperty(document, 'visibilityState', { get: () => window.pageHidden ? 'hidden' : 'visible' });
+    const fetchFromNetwork = window.fetch;
+    window.fetch = (resource, options) => {
+        const response = fetchFromNetwork(resource, options);
+        if (String(resource).endsWith('/health')) {
+            window.healthAsked.push(Date.now());
+            window.healthSettled = response.catch(() => {}).then(() => new Promise((resolve) => {
+                const channel = new MessageChannel();
+                channel.port1.onmessage = resolve;
+                channel.port2.postMessage(null);
+            }));
+        }
+        return response;
+    };
+"""
+
+
+def test_while_axiom_is_away_its_health_is_asked_less_and_less_often_and_not_while_the_page_is_hidden(
+    page: Page, web
+):
+    page.clock.install()
+    page.clock.pause_at(1_000_000_000_000)  # the page's timers run only when the test moves its clock on
+    page.add_init_script(WATCH_HEALTH)
+    page.route(f"{web.url}/**", abort_api)  # Axiom is down as the page opens
+    page.goto(web.url)
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+
+    def health_asked_after(milliseconds: int) -> list[int]:
+        """Moves the clock on one second at a time; the gaps between the /health asked for until then."""
+        for _ in range(milliseconds // 1000):
+            page.clock.run_for(1000)
+            page.evaluate("() => window.healthSettled")
+        asked = page.evaluate("() => window.healthAsked")
+        return [later - earlier for earlier, later in pairwise(asked)]
+
+    # Asked at once (the models' names), then 3 s after, then each time twice as long after, up to 30 s.
+    assert health_asked_after(110_000) == [3000, 6000, 12000, 24000, 30000, 30000]
+
+    asked = len(page.evaluate("() => window.healthAsked"))
+    page.evaluate("() => { window.pageHidden = true; document.dispatchEvent(new Event('visibilitychange')); }")
+    health_asked_after(120_000)
+    assert len(page.evaluate("() => window.healthAsked")) == asked  # none while nobody sees the page
+
+    page.evaluate("() => { window.pageHidden = false; document.dispatchEvent(new Event('visibilitychange')); }")
+    page.evaluate("() => window.healthSettled")
+    assert len(page.evaluate("() => window.healthAsked")) == asked + 1  # at once when it is shown again
+    page.evaluate("() => window.dispatchEvent(new Event('online'))")
+    page.evaluate("() => window.healthSettled")
+    assert len(page.evaluate("() => window.healthAsked")) == asked + 2  # and when the device is online again
+
+    page.unroute_all()  # Axiom is back: the next check finds it, and the chat list loads by itself
+    health_asked_after(30_000)
+    expect(page.locator(".chat-item.current")).to_have_count(1)
+    expect(page.locator(".message.failed")).to_have_count(0)
