@@ -13,6 +13,7 @@ from tests.frontend.support import (
     PAPER,
     ask,
     last_answer,
+    new_chat,
     open_new_chat,
     upload,
     upload_row,
@@ -269,3 +270,18 @@ def test_a_file_sent_while_a_proxy_says_axiom_is_down_says_it_could_not_be_reach
     row = upload_row(page, "notes.txt")
     expect(row).to_have_attribute("data-state", "failed")
     expect(row).to_contain_text("Axiom could not be reached. Is the server still running?")
+
+
+def test_deleting_another_chat_with_the_keyboard_leaves_the_focus_in_the_chat_list(page: Page, web):
+    # The Delete button goes with its chat: the focus fell back to the page's start, the place in the list lost.
+    opened = open_new_chat(page, web.url)
+    new_chat(page)
+    doomed = page.locator(f'.chat-item[data-chat-id="{opened}"]')
+    doomed.get_by_role("button", name=re.compile("^Delete")).focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("button", name="Delete")).to_be_visible()
+    page.keyboard.press("Tab")  # Cancel has the focus first
+    page.keyboard.press("Enter")
+    expect(doomed).to_have_count(0)
+    expect(page.locator(".chat-item .chat-select:focus")).to_have_count(1)  # the chat that took its place
