@@ -39,6 +39,20 @@ def test_clear_conversation_is_offered_only_when_there_is_a_conversation(page: P
     expect(clear).to_be_disabled()
 
 
+def test_clearing_the_conversation_with_the_keyboard_leaves_the_focus_in_the_question_box(page: Page, web):
+    # Clear goes off once there is nothing to clear: the focus on it fell back to the page's start.
+    open_new_chat(page, web.url)
+    ask(page, "hi")  # a greeting is answered without the model
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    page.get_by_role("button", name="Clear conversation").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog").get_by_role("button", name="Clear")).to_be_visible()
+    page.keyboard.press("Tab")  # Cancel has the focus first
+    page.keyboard.press("Enter")
+    expect(page.locator(".message")).to_have_count(0)
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_focused()
+
+
 def test_new_chat_keeps_an_open_chat_that_is_new_and_unused(page: Page, web, tmp_path):
     unused = open_new_chat(page, web.url)
     count = page.locator(".chat-item").count()

@@ -314,9 +314,12 @@ export class Conversation {
     this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
   }
 
-  // Clear is offered only when there is a conversation to clear (a question asked, answered or not).
+  // Clear is offered only when there is a conversation to clear (a question asked, answered or not). The focus
+  // on it when it goes off (the conversation just cleared) moves to the question box, not back to the page's start.
   showClearable() {
+    const focused = document.activeElement === this.clearButton;
     this.clearButton.disabled = !this.log.querySelector(".message.user");
+    if (focused && this.clearButton.disabled) $("question").focus();
   }
 
   storedMessage(message) {
