@@ -285,3 +285,24 @@ def test_deleting_another_chat_with_the_keyboard_leaves_the_focus_in_the_chat_li
     page.keyboard.press("Enter")
     expect(doomed).to_have_count(0)
     expect(page.locator(".chat-item .chat-select:focus")).to_have_count(1)  # the chat that took its place
+
+
+def test_the_enter_that_confirms_an_input_methods_word_neither_sends_nor_ends_a_rename(page: Page, web):
+    # Stand-in for an input method (Japanese, Chinese, Korean): the Enter that picks the word it composed comes as
+    # a keydown with isComposing, which is the input method's, not the person's Enter.
+    composing_enter = {"key": "Enter", "code": "Enter", "isComposing": True, "bubbles": True, "cancelable": True}
+    open_new_chat(page, web.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    box.fill("日本語")
+    box.dispatch_event("keydown", composing_enter)
+    expect(box).to_have_value("日本語")
+    expect(page.locator(".message.user")).to_have_count(0)
+
+    page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Rename")).click()
+    title = page.get_by_label(re.compile("^New name for"))
+    title.fill("日本語の")
+    title.dispatch_event("keydown", composing_enter)
+    expect(title).to_be_focused()  # still being typed
+    title.fill("日本語のチャット")
+    title.press("Enter")
+    expect(page.locator("#chat-title")).to_have_text("日本語のチャット")

@@ -206,7 +206,7 @@ export class ChatList {
       }
     };
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") finish(true);
+      if (event.key === "Enter" && !event.isComposing) finish(true); // not one that confirms an input method's word
       if (event.key === "Escape") {
         event.stopPropagation(); // cancels the rename only, not the drawer around it
         finish(false);
