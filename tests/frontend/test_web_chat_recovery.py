@@ -171,7 +171,8 @@ def test_back_never_opens_a_chat_deleted_elsewhere_and_a_dead_address_says_so(pa
 
 
 def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(page: Page, web):
-    first = open_new_chat(page, web.url)
+    opened = open_chat_list(page, web.url)
+    first = new_chat(page)
     kept = new_chat(page)
     doomed = new_chat(page)
     chat_item(page, kept).locator(".chat-select").click()
@@ -187,6 +188,14 @@ def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(pag
     expect_open(page, kept)
     page.go_back()
     expect_open(page, first)
+
+    # The dead chat's address typed in the address bar: an entry of the page's own, which the open chat then
+    # takes the place of, and which Back steps over too.
+    page.goto(f"{web.url}/#chat={doomed}")
+    expect(page.locator("#notice")).to_contain_text("was deleted, so it cannot be opened again.")
+    expect_open(page, first)
+    page.go_back()
+    expect_open(page, opened)
 
 
 # Each /health the page asks for, at the page's (Playwright's fake) clock, and a promise that resolves once the
