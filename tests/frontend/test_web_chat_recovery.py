@@ -260,3 +260,19 @@ def test_while_axiom_is_away_its_health_is_asked_less_and_less_often_and_not_whi
     health_asked_after(30_000)
     expect(page.locator(".chat-item.current")).to_have_count(1)
     expect(page.locator(".message.failed")).to_have_count(0)
+
+
+def test_a_conversation_that_could_not_be_loaded_loads_once_axiom_answers_again(page: Page, web):
+    asked_in = open_new_chat(page, web.url)
+    page.get_by_label(QUESTION_BOX).fill("hi")  # a greeting is answered without the model
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.assistant .answer-text")).to_contain_text("Hello")
+    new_chat(page)
+
+    page.route(f"{web.url}/**", abort_api)  # Axiom goes down; the person opens the chat asked in
+    chat_item(page, asked_in).locator(".chat-select").click()
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+
+    page.unroute_all()  # back: no Retry is needed
+    expect(page.locator(".message.user")).to_have_text("hi", timeout=COMES_BACK_MS)
+    expect(page.locator(".message.failed")).to_have_count(0)

@@ -1,5 +1,5 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
-import { api, ApiError, LOST } from "./api.js";
+import { api, ApiError, LOST, whenBack } from "./api.js";
 import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
@@ -242,6 +242,11 @@ export class Conversation {
       if (this.chat !== chat) return;
       this.log.replaceChildren();
       this.appendError(error, () => this.show(chat));
+      // Axiom away: it loads by itself once Axiom is back, unless it was drawn again (Retry) or left meanwhile.
+      const draws = this.draws;
+      whenBack(error, () => {
+        if (this.chat === chat && this.draws === draws) this.show(chat);
+      });
       return;
     }
     if (this.chat !== chat) return;
