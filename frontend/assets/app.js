@@ -263,8 +263,9 @@ $("dismiss-notice").addEventListener("click", () => {
   $("notice").hidden = true;
 });
 $("clear-conversation").addEventListener("click", () => conversation.clear());
+// Not the Escape that closes a dialog opened from a panel (a deletion's confirmation): that panel stays open.
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && !wide.matches) {
+  if (event.key === "Escape" && !wide.matches && !document.querySelector("dialog[open]")) {
     setPanel("documents", false);
     setPanel("chats", false);
   }

@@ -306,3 +306,19 @@ def test_the_enter_that_confirms_an_input_methods_word_neither_sends_nor_ends_a_
     title.fill("日本語のチャット")
     title.press("Enter")
     expect(page.locator("#chat-title")).to_have_text("日本語のチャット")
+
+
+def test_escape_that_cancels_a_deletion_in_a_slid_over_panel_leaves_the_panel_open(page: Page, web):
+    # Escape closed the dialog and the chats panel behind it: the focus, given back to the Delete button then
+    # hidden, fell to the page's start.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    page.get_by_role("button", name="Show chats").click()
+    delete = page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Delete"))
+    delete.click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_role("button", name="Show chats")).to_have_attribute("aria-expanded", "true")
+    expect(delete).to_be_focused()
