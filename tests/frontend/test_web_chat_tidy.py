@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -92,3 +93,23 @@ def test_a_question_ends_where_its_answer_ends(page: Page, web, viewport, docume
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     question, answer = (page.locator(f".message.{role}").last.bounding_box() for role in ("user", "assistant"))
     assert abs((question["x"] + question["width"]) - (answer["x"] + answer["width"])) <= 1, (question, answer)
+
+
+def test_on_a_phone_a_notice_naming_a_long_unbroken_title_wraps_and_can_be_dismissed(page: Page, web):
+    # The title ran off the screen, the page scrolled sideways and the notice's ✕ was out of sight.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    title = "Quarterly_report_" + "Z" * 83  # one word, the longest title a chat can have
+    chat_id = httpx.post(f"{web.url}/chats", json={"title": title}).json()["id"]
+    page.goto(f"{web.url}/#chat={chat_id}")
+    page.reload()
+    expect(page.locator("#chat-title")).to_have_text(title)
+    assert httpx.delete(f"{web.url}/chats/{chat_id}").status_code == 200  # another client
+    page.evaluate("window.dispatchEvent(new Event('focus'))")  # catches up, as a focused tab does
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text(f"“{title}” was deleted")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    dismiss = page.get_by_role("button", name="Dismiss this message")
+    expect(dismiss).to_be_in_viewport(ratio=1)
+    dismiss.click()
+    expect(notice).to_be_hidden()
