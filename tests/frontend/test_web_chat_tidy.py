@@ -6,10 +6,18 @@ import re
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
-from tests.frontend.support import ask, last_answer, new_chat, open_new_chat, upload, wait_until_uploaded
+from tests.frontend.support import (
+    ask,
+    last_answer,
+    new_chat,
+    open_new_chat,
+    upload,
+    wait_for_answer,
+    wait_until_uploaded,
+)
 
 
 def test_a_title_taken_from_a_long_first_question_ends_at_a_word_with_an_ellipsis(page: Page, web):
@@ -113,3 +121,23 @@ def test_on_a_phone_a_notice_naming_a_long_unbroken_title_wraps_and_can_be_dismi
     expect(dismiss).to_be_in_viewport(ratio=1)
     dismiss.click()
     expect(notice).to_be_hidden()
+
+
+def test_on_a_phone_a_long_unbroken_file_name_in_an_answers_note_wraps(page: Page, web, tmp_path):
+    # The note ran off the screen, and the conversation scrolled sideways to show it.
+    page.set_viewport_size(PHONE)
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a slow upload: the browser holds the file's request until the answer is in.
+    held: list[Route] = []
+    page.route(f"**/chat/{chat_id}/documents", lambda route: held.append(route) if route.request.method == "POST"
+               else route.continue_())
+    notes = tmp_path / ("minutes_of_the_regional_wetlands_census_board_" + "x" * 40 + ".txt")
+    notes.write_text("The board met on Thursday.\n")
+    page.get_by_role("button", name=re.compile("^Documents")).click()
+    upload(page, notes)
+    page.get_by_role("button", name="Close documents").click()
+    ask(page, "When did the board meet?")
+    note = wait_for_answer(page).locator(".mark-unsearched")
+    expect(note).to_contain_text(notes.name)
+    assert page.locator("#messages").evaluate("(log) => log.scrollWidth <= log.clientWidth")
+    held[0].continue_()
