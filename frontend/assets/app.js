@@ -66,6 +66,11 @@ function chatInUrl() {
   return new URLSearchParams(window.location.hash.slice(1)).get("chat");
 }
 
+// The page's place in the browser's history: each entry it adds is numbered (history.state.position), so a Back
+// or Forward knows which way it went, and can go on over an entry of the chat already open (one a dead chat's
+// entry became, or one left next to it when the open chat was deleted), where it would seem to do nothing.
+let position = window.history.state?.position ?? 0;
+
 // One load at a time: a Retry clicked as Axiom comes back is the same load as the one that its coming back starts.
 let loading = null;
 
@@ -192,8 +197,8 @@ const chats = new ChatList({
   onRenamed: showTitle,
   onSelect: (chat, { replace }) => {
     const hash = chatHash(chat);
-    if (replace || !window.location.hash) window.history.replaceState(null, "", hash);
-    else if (window.location.hash !== hash) window.history.pushState(null, "", hash);
+    if (replace || !window.location.hash) window.history.replaceState({ position }, "", hash);
+    else if (window.location.hash !== hash) window.history.pushState({ position: ++position }, "", hash);
     refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
     setPanel("chats", false);
@@ -258,8 +263,9 @@ $("dismiss-notice").addEventListener("click", () => {
   $("notice").hidden = true;
 });
 $("clear-conversation").addEventListener("click", () => conversation.clear());
+// Not the Escape that closes a dialog opened from a panel (a deletion's confirmation): that panel stays open.
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && !wide.matches) {
+  if (event.key === "Escape" && !wide.matches && !document.querySelector("dialog[open]")) {
     setPanel("documents", false);
     setPanel("chats", false);
   }
@@ -275,7 +281,16 @@ phone.addEventListener("change", relayout);
 // again first): then the open chat stays, its URL takes the place of the dead one, and a notice says why.
 window.addEventListener("popstate", async () => {
   const chatId = chatInUrl();
+  const to = window.history.state?.position;
+  const step = to === undefined ? 0 : Math.sign(to - position);
+  // An entry without a number is one the address bar added, after the page's.
+  position = to ?? position + 1;
+  if (to === undefined) window.history.replaceState({ position }, "", window.location.hash);
   if (!chatId || !chats.current) return; // still loading: what loads is current
+  if (chatId === chats.currentId && step !== 0) {
+    window.history.go(step);
+    return;
+  }
   if (chatId !== chats.currentId) {
     try {
       await chats.sync();
@@ -286,7 +301,7 @@ window.addEventListener("popstate", async () => {
   }
   if (chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);
   else {
-    window.history.replaceState(null, "", chatHash(chats.current));
+    window.history.replaceState({ position }, "", chatHash(chats.current));
     notOpened(chatId);
   }
 });

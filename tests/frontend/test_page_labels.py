@@ -77,3 +77,21 @@ def test_on_a_phone_a_long_file_name_is_cut_short_in_its_chip_but_never_the_page
         }"""
     )
     assert label_end <= chip_end + 0.5 and chip_end <= screen
+
+
+def test_on_a_phone_a_passage_with_a_long_unbroken_word_wraps_inside_its_dialog(page: Page, server) -> None:
+    page.set_viewport_size(PHONE)
+    chat_id = open_new_chat(page, server.url)
+    address = "https://wetlands.example.org/" + "census-2026/" * 12  # one word, several screens wide
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        notes = f"The survey counts list Axolotl | 1,204 in the northern wetlands, as {address} reports.\n"
+        assert upload(client, chat_id, ("notes.txt", notes.encode())).status_code == 200
+    page.reload()
+
+    ask(page, QUESTION)
+    wait_for_answer(page).locator(".source-chip").first.click()
+    excerpt = page.locator("#passage-excerpt")
+    expect(excerpt).to_contain_text("census-2026/census-2026/")
+    # All of it is read by scrolling down, as any long passage is: none of it is hidden off to the side.
+    scroll_width, client_width = excerpt.evaluate("(node) => [node.scrollWidth, node.clientWidth]")
+    assert scroll_width <= client_width

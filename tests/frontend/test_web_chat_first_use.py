@@ -13,6 +13,7 @@ from tests.frontend.support import (
     PAPER,
     ask,
     last_answer,
+    new_chat,
     open_new_chat,
     upload,
     upload_row,
@@ -269,3 +270,55 @@ def test_a_file_sent_while_a_proxy_says_axiom_is_down_says_it_could_not_be_reach
     row = upload_row(page, "notes.txt")
     expect(row).to_have_attribute("data-state", "failed")
     expect(row).to_contain_text("Axiom could not be reached. Is the server still running?")
+
+
+def test_deleting_another_chat_with_the_keyboard_leaves_the_focus_in_the_chat_list(page: Page, web):
+    # The Delete button goes with its chat: the focus fell back to the page's start, the place in the list lost.
+    opened = open_new_chat(page, web.url)
+    new_chat(page)
+    doomed = page.locator(f'.chat-item[data-chat-id="{opened}"]')
+    doomed.get_by_role("button", name=re.compile("^Delete")).focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("button", name="Delete")).to_be_visible()
+    page.keyboard.press("Tab")  # Cancel has the focus first
+    page.keyboard.press("Enter")
+    expect(doomed).to_have_count(0)
+    expect(page.locator(".chat-item .chat-select:focus")).to_have_count(1)  # the chat that took its place
+
+
+def test_the_enter_that_confirms_an_input_methods_word_neither_sends_nor_ends_a_rename(page: Page, web):
+    # Stand-in for an input method (Japanese, Chinese, Korean): the Enter that picks the word it composed comes as
+    # a keydown with isComposing, which is the input method's, not the person's Enter.
+    composing_enter = {"key": "Enter", "code": "Enter", "isComposing": True, "bubbles": True, "cancelable": True}
+    open_new_chat(page, web.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    box.fill("日本語")
+    box.dispatch_event("keydown", composing_enter)
+    expect(box).to_have_value("日本語")
+    expect(page.locator(".message.user")).to_have_count(0)
+
+    page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Rename")).click()
+    title = page.get_by_label(re.compile("^New name for"))
+    title.fill("日本語の")
+    title.dispatch_event("keydown", composing_enter)
+    expect(title).to_be_focused()  # still being typed
+    title.fill("日本語のチャット")
+    title.press("Enter")
+    expect(page.locator("#chat-title")).to_have_text("日本語のチャット")
+
+
+def test_escape_that_cancels_a_deletion_in_a_slid_over_panel_leaves_the_panel_open(page: Page, web):
+    # Escape closed the dialog and the chats panel behind it: the focus, given back to the Delete button then
+    # hidden, fell to the page's start.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    page.get_by_role("button", name="Show chats").click()
+    delete = page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Delete"))
+    delete.click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_role("button", name="Show chats")).to_have_attribute("aria-expanded", "true")
+    expect(delete).to_be_focused()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from urllib.parse import urlsplit
 
 import httpx
@@ -107,8 +108,16 @@ def expect_open(page: Page, chat_id: str) -> None:
     expect(page).to_have_url(re.compile(f"#chat={chat_id}$"))
 
 
+def open_chat_list(page: Page, url: str) -> str:
+    """Opens the app; returns the id of the chat it opens."""
+    page.goto(url)
+    expect(page.locator(".chat-item.current")).to_have_count(1)
+    return page.locator(".chat-item.current").get_attribute("data-chat-id")
+
+
 def test_back_never_opens_a_chat_deleted_here(page: Page, web):
-    kept = open_new_chat(page, web.url)
+    first = open_chat_list(page, web.url)
+    kept = new_chat(page)
     rename_current(page, "Kept")
     doomed = new_chat(page)
     rename_current(page, "Doomed")
@@ -122,16 +131,17 @@ def test_back_never_opens_a_chat_deleted_here(page: Page, web):
     expect_open(page, kept)  # the address is the open chat's again, not the dead one's
     expect(page.locator("#chat-title")).to_have_text("Kept")
 
-    # The open chat deleted: the chat shown instead takes its place in the history, so Back skips the dead one.
+    # The open chat deleted: the chat shown instead takes its place in the history, so Back skips the dead one,
+    # and the entries of the chat open now too: Back leads to the chat before it.
     page.locator("#dismiss-notice").click()
     other = new_chat(page)
     delete_chat(page, other)
     expect_open(page, kept)
     page.go_back()
-    expect_open(page, kept)
+    expect_open(page, first)
     expect(page.locator("#notice")).to_be_hidden()
     page.reload()
-    expect_open(page, kept)
+    expect_open(page, first)
     expect(page.locator("#notice")).to_be_hidden()
 
 
@@ -158,3 +168,111 @@ def test_back_never_opens_a_chat_deleted_elsewhere_and_a_dead_address_says_so(pa
     expect(bookmark.locator(".chat-item.current")).to_have_count(1)
     expect(bookmark.locator("#notice")).to_contain_text("The chat at that address cannot be found")
     expect(bookmark).not_to_have_url(re.compile(f"#chat={doomed}$"))
+
+
+def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(page: Page, web):
+    opened = open_chat_list(page, web.url)
+    first = new_chat(page)
+    kept = new_chat(page)
+    doomed = new_chat(page)
+    chat_item(page, kept).locator(".chat-select").click()
+    expect_open(page, kept)  # the history: first, kept, doomed, kept
+    assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
+
+    page.go_back()  # onto the dead chat's entry, which the open chat takes the place of
+    expect(page.locator("#notice")).to_contain_text("was deleted, so it cannot be opened again.")
+    expect_open(page, kept)
+    page.go_back()  # not onto the kept chat's own entry again, where Back would seem to do nothing
+    expect_open(page, first)
+    page.go_forward()
+    expect_open(page, kept)
+    page.go_back()
+    expect_open(page, first)
+
+    # The dead chat's address typed in the address bar: an entry of the page's own, which the open chat then
+    # takes the place of, and which Back steps over too.
+    page.goto(f"{web.url}/#chat={doomed}")
+    expect(page.locator("#notice")).to_contain_text("was deleted, so it cannot be opened again.")
+    expect_open(page, first)
+    page.go_back()
+    expect_open(page, opened)
+
+
+# Each /health the page asks for, at the page's (Playwright's fake) clock, and a promise that resolves once the
+# last one has failed or answered and the page has done what follows (its rejection's handlers are microtasks:
+# a message posted after it is handled after them).
+WATCH_HEALTH = """
+    window.healthAsked = [];
+    window.healthSettled = Promise.resolve();
+    window.pageHidden = false;
+    Object.defineProperty(document, 'hidden', { get: () => window.pageHidden });
+    Object.defineProperty(document, 'visibilityState', { get: () => window.pageHidden ? 'hidden' : 'visible' });
+    const fetchFromNetwork = window.fetch;
+    window.fetch = (resource, options) => {
+        const response = fetchFromNetwork(resource, options);
+        if (String(resource).endsWith('/health')) {
+            window.healthAsked.push(Date.now());
+            window.healthSettled = response.catch(() => {}).then(() => new Promise((resolve) => {
+                const channel = new MessageChannel();
+                channel.port1.onmessage = resolve;
+                channel.port2.postMessage(null);
+            }));
+        }
+        return response;
+    };
+"""
+
+
+def test_while_axiom_is_away_its_health_is_asked_less_and_less_often_and_not_while_the_page_is_hidden(
+    page: Page, web
+):
+    page.clock.install()
+    page.clock.pause_at(1_000_000_000_000)  # the page's timers run only when the test moves its clock on
+    page.add_init_script(WATCH_HEALTH)
+    page.route(f"{web.url}/**", abort_api)  # Axiom is down as the page opens
+    page.goto(web.url)
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+
+    def health_asked_after(milliseconds: int) -> list[int]:
+        """Moves the clock on one second at a time; the gaps between the /health asked for until then."""
+        for _ in range(milliseconds // 1000):
+            page.clock.run_for(1000)
+            page.evaluate("() => window.healthSettled")
+        asked = page.evaluate("() => window.healthAsked")
+        return [later - earlier for earlier, later in pairwise(asked)]
+
+    # Asked at once (the models' names), then 3 s after, then each time twice as long after, up to 30 s.
+    assert health_asked_after(110_000) == [3000, 6000, 12000, 24000, 30000, 30000]
+
+    asked = len(page.evaluate("() => window.healthAsked"))
+    page.evaluate("() => { window.pageHidden = true; document.dispatchEvent(new Event('visibilitychange')); }")
+    health_asked_after(120_000)
+    assert len(page.evaluate("() => window.healthAsked")) == asked  # none while nobody sees the page
+
+    page.evaluate("() => { window.pageHidden = false; document.dispatchEvent(new Event('visibilitychange')); }")
+    page.evaluate("() => window.healthSettled")
+    assert len(page.evaluate("() => window.healthAsked")) == asked + 1  # at once when it is shown again
+    page.evaluate("() => window.dispatchEvent(new Event('online'))")
+    page.evaluate("() => window.healthSettled")
+    assert len(page.evaluate("() => window.healthAsked")) == asked + 2  # and when the device is online again
+
+    page.unroute_all()  # Axiom is back: the next check finds it, and the chat list loads by itself
+    health_asked_after(30_000)
+    expect(page.locator(".chat-item.current")).to_have_count(1)
+    expect(page.locator(".message.failed")).to_have_count(0)
+
+
+def test_a_conversation_that_could_not_be_loaded_loads_once_axiom_answers_again(page: Page, web):
+    asked_in = open_new_chat(page, web.url)
+    page.get_by_label(QUESTION_BOX).fill("hi")  # a greeting is answered without the model
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.assistant .answer-text")).to_contain_text("Hello")
+    new_chat(page)
+
+    page.route(f"{web.url}/**", abort_api)  # Axiom goes down; the person opens the chat asked in
+    chat_item(page, asked_in).locator(".chat-select").click()
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+
+    page.unroute_all()  # back: no Retry is needed
+    expect(page.locator(".message.user")).to_have_text("hi", timeout=COMES_BACK_MS)
+    expect(page.locator(".message.failed")).to_have_count(0)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.frontend.conftest import DESKTOP, PHONE
-from tests.frontend.support import ask, last_answer, new_chat, open_new_chat, upload, wait_until_uploaded
+from tests.frontend.support import (
+    ask,
+    last_answer,
+    new_chat,
+    open_new_chat,
+    upload,
+    wait_for_answer,
+    wait_until_uploaded,
+)
 
 
 def test_a_title_taken_from_a_long_first_question_ends_at_a_word_with_an_ellipsis(page: Page, web):
@@ -37,6 +46,20 @@ def test_clear_conversation_is_offered_only_when_there_is_a_conversation(page: P
     page.get_by_role("dialog").get_by_role("button", name="Clear").click()
     expect(page.locator(".message")).to_have_count(0)
     expect(clear).to_be_disabled()
+
+
+def test_clearing_the_conversation_with_the_keyboard_leaves_the_focus_in_the_question_box(page: Page, web):
+    # Clear goes off once there is nothing to clear: the focus on it fell back to the page's start.
+    open_new_chat(page, web.url)
+    ask(page, "hi")  # a greeting is answered without the model
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+    page.get_by_role("button", name="Clear conversation").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog").get_by_role("button", name="Clear")).to_be_visible()
+    page.keyboard.press("Tab")  # Cancel has the focus first
+    page.keyboard.press("Enter")
+    expect(page.locator(".message")).to_have_count(0)
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_focused()
 
 
 def test_new_chat_keeps_an_open_chat_that_is_new_and_unused(page: Page, web, tmp_path):
@@ -78,3 +101,43 @@ def test_a_question_ends_where_its_answer_ends(page: Page, web, viewport, docume
     expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
     question, answer = (page.locator(f".message.{role}").last.bounding_box() for role in ("user", "assistant"))
     assert abs((question["x"] + question["width"]) - (answer["x"] + answer["width"])) <= 1, (question, answer)
+
+
+def test_on_a_phone_a_notice_naming_a_long_unbroken_title_wraps_and_can_be_dismissed(page: Page, web):
+    # The title ran off the screen, the page scrolled sideways and the notice's ✕ was out of sight.
+    page.set_viewport_size(PHONE)
+    open_new_chat(page, web.url)
+    title = "Quarterly_report_" + "Z" * 83  # one word, the longest title a chat can have
+    chat_id = httpx.post(f"{web.url}/chats", json={"title": title}).json()["id"]
+    page.goto(f"{web.url}/#chat={chat_id}")
+    page.reload()
+    expect(page.locator("#chat-title")).to_have_text(title)
+    assert httpx.delete(f"{web.url}/chats/{chat_id}").status_code == 200  # another client
+    page.evaluate("window.dispatchEvent(new Event('focus'))")  # catches up, as a focused tab does
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text(f"“{title}” was deleted")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    dismiss = page.get_by_role("button", name="Dismiss this message")
+    expect(dismiss).to_be_in_viewport(ratio=1)
+    dismiss.click()
+    expect(notice).to_be_hidden()
+
+
+def test_on_a_phone_a_long_unbroken_file_name_in_an_answers_note_wraps(page: Page, web, tmp_path):
+    # The note ran off the screen, and the conversation scrolled sideways to show it.
+    page.set_viewport_size(PHONE)
+    chat_id = open_new_chat(page, web.url)
+    # Stand-in for a slow upload: the browser holds the file's request until the answer is in.
+    held: list[Route] = []
+    page.route(f"**/chat/{chat_id}/documents", lambda route: held.append(route) if route.request.method == "POST"
+               else route.continue_())
+    notes = tmp_path / ("minutes_of_the_regional_wetlands_census_board_" + "x" * 40 + ".txt")
+    notes.write_text("The board met on Thursday.\n")
+    page.get_by_role("button", name=re.compile("^Documents")).click()
+    upload(page, notes)
+    page.get_by_role("button", name="Close documents").click()
+    ask(page, "When did the board meet?")
+    note = wait_for_answer(page).locator(".mark-unsearched")
+    expect(note).to_contain_text(notes.name)
+    assert page.locator("#messages").evaluate("(log) => log.scrollWidth <= log.clientWidth")
+    held[0].continue_()

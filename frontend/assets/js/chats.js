@@ -166,12 +166,19 @@ export class ChatList {
         return;
       }
     }
+    const place = this.chats.indexOf(chat);
     this.onDeleted(chat.id);
     this.forget(chat.id);
     try {
       if (this.chats.length === 0) this.chats = [await api.createChat()];
       if (chat.id === this.currentId) this.select(this.chats[0].id, { replace: true });
-      else this.render();
+      else {
+        this.render();
+        // The focus was on its Delete button, gone with it: it goes to the chat that took its place in the list,
+        // rather than back to the page's start.
+        const next = this.chats[Math.min(place, this.chats.length - 1)];
+        if (document.activeElement === document.body) this.focusChat(next);
+      }
     } catch (error) {
       // No chat left and none could be made: the list shows none (+ New chat tries again); the deletion is done.
       this.render();
@@ -199,7 +206,7 @@ export class ChatList {
       }
     };
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") finish(true);
+      if (event.key === "Enter" && !event.isComposing) finish(true); // not one that confirms an input method's word
       if (event.key === "Escape") {
         event.stopPropagation(); // cancels the rename only, not the drawer around it
         finish(false);

@@ -1,5 +1,5 @@
 // The conversation: history, the streaming answer, Stop, citations that open their passage, errors with a retry.
-import { api, ApiError, LOST } from "./api.js";
+import { api, ApiError, LOST, whenBack } from "./api.js";
 import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
@@ -242,6 +242,11 @@ export class Conversation {
       if (this.chat !== chat) return;
       this.log.replaceChildren();
       this.appendError(error, () => this.show(chat));
+      // Axiom away: it loads by itself once Axiom is back, unless it was drawn again (Retry) or left meanwhile.
+      const draws = this.draws;
+      whenBack(error, () => {
+        if (this.chat === chat && this.draws === draws) this.show(chat);
+      });
       return;
     }
     if (this.chat !== chat) return;
@@ -314,9 +319,12 @@ export class Conversation {
     this.log.append(el("div", { class: "welcome" }, el("h2", {}, "Chat with your documents"), ...hint));
   }
 
-  // Clear is offered only when there is a conversation to clear (a question asked, answered or not).
+  // Clear is offered only when there is a conversation to clear (a question asked, answered or not). The focus
+  // on it when it goes off (the conversation just cleared) moves to the question box, not back to the page's start.
   showClearable() {
+    const focused = document.activeElement === this.clearButton;
     this.clearButton.disabled = !this.log.querySelector(".message.user");
+    if (focused && this.clearButton.disabled) $("question").focus();
   }
 
   storedMessage(message) {
