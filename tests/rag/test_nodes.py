@@ -128,11 +128,13 @@ def test_the_asked_question_is_judged_not_its_rewrite(deps):
 
 def test_not_found_lists_the_closest_passages_labelled_as_no_answer(deps):
     d = deps()
-    update = reply_not_found({"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2]}, d)
+    update = reply_not_found(
+        {"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2], "chat_id": "pets"}, d
+    )
     assert update["answer"].startswith(f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n- “")
     assert update["answer_kind"] == "not_found" and update["evidence_reason"] == "closest"
     assert [s["filename"] for s in update["sources"]] == ["bridge.pdf"]
-    nothing = reply_not_found({"question": "Who built the bridge?", "relevant_documents": []}, d)
+    nothing = reply_not_found({"question": "Who built the bridge?", "relevant_documents": [], "chat_id": "pets"}, d)
     assert nothing["answer"] == NOT_FOUND_REPLY and nothing["sources"] == [] and "evidence_reason" not in nothing
 
 
