@@ -302,6 +302,23 @@ def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
     assert llm.words_streamed < 100  # stopped early, not after the model ran to the end of its answer
 
 
+def test_an_answer_whose_document_is_deleted_while_it_is_written_is_neither_sent_nor_saved_citing_it(chat):
+    services, _ = chat(GROUNDED, seconds_per_word=0.05)
+    document_id = services.documents.list("pets")[0].document_id
+    events = []
+    for event in services.pipeline.stream("What water temperature do axolotls need?", chat_id="pets",
+                                          session_id="s1"):
+        events.append(event)
+        if event["type"] == "token" and services.documents.list("pets"):
+            services.ingestion.delete("pets", document_id)  # in another window, as the answer is written
+    result = events[-1]["result"]
+    assert result.sources == [] and "16 and 18 degrees" not in result.answer
+    assert "“care.txt”" in result.answer and "removed" in result.answer and result.answer_kind == "fixed"
+    assert events[-3]["type"] == "retry" and events[-2] == {"type": "token", "content": result.answer}
+    saved = services.memory.history("s1")[1]
+    assert saved.content == result.answer and saved.metadata["sources"] == []
+
+
 def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_answer(chat):
     services, llm = chat(GROUNDED, llm_queue_patience_seconds=0)
     with model_busy(services.llm.scheduler):  # the model is busy with other chats

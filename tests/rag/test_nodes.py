@@ -281,8 +281,9 @@ def test_the_extractive_answer_never_quotes_a_sentence_cut_off_at_the_end_of_a_p
 
 def test_remember_saves_the_exchange_with_its_metadata(deps):
     d = deps()
-    remember({"session_id": "s9", "chat_id": "c9", "question": "q?", "answer": "a [Source 1].",
-              "sources": [{"filename": "f"}], "is_grounded": False, "detected_intent": "question",
+    source = {"filename": "care.txt", "document_id": d.documents.list("pets")[0].document_id}
+    remember({"session_id": "s9", "chat_id": "pets", "question": "q?", "answer": "a [Source 1].",
+              "sources": [source], "is_grounded": False, "detected_intent": "question",
               "answer_kind": "generated", "iteration": 2}, d)
     user, assistant = d.memory.history("s9")
     assert (user.content, assistant.content) == ("q?", "a [Source 1].")

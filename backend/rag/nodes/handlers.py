@@ -45,7 +45,7 @@ def reply_fixed(state: RAGState, deps: RAGDeps) -> RAGState:
 _NAMED_FILES = 3  # files named in a reply; past it the rest are counted
 
 
-def _listed(filenames: list[str]) -> str:
+def listed_files(filenames: list[str]) -> str:
     """“a.pdf”, “b.docx” and 2 more files."""
     names = [f"“{name}”" for name in filenames]
     if len(names) > _NAMED_FILES:
@@ -60,8 +60,8 @@ def _still_indexing(chat_id: str, deps: RAGDeps) -> str:
     if not filenames:
         return ""
     if len(filenames) == 1:
-        return f"{_listed(filenames)} is still being indexed, so it was not searched yet: ask again once it is ready."
-    return (f"{_listed(filenames)} are still being indexed, so they were not searched yet: ask again once they "
+        return f"{listed_files(filenames)} is still being indexed, so it was not searched yet: ask again once it is ready."
+    return (f"{listed_files(filenames)} are still being indexed, so they were not searched yet: ask again once they "
             "are ready.")
 
 
@@ -101,8 +101,8 @@ def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:
     return passages
 
 
-def _removed_since(sources: list[dict], chat_id: str, deps: RAGDeps) -> list[str]:
-    """The files of the previous answer's sources that were deleted from the chat since it was given."""
+def removed_since(sources: list[dict], chat_id: str, deps: RAGDeps) -> list[str]:
+    """The files of an answer's sources that were deleted from the chat since they were found."""
     present = {record.document_id for record in deps.documents.list(chat_id)}
     return list(dict.fromkeys(s["filename"] for s in sources if s["document_id"] not in present))
 
@@ -111,10 +111,10 @@ def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     previous = deps.memory.last_exchange(state["session_id"], deps.windows.context)
     question, answer = previous
     sources = with_page_labels(answer.metadata.get("sources", []))  # an answer may predate page labels
-    removed = _removed_since(sources, state["chat_id"], deps)
+    removed = removed_since(sources, state["chat_id"], deps)
     if removed:
         # Reworking it would cite, and repeat, documents the user removed.
-        return _fixed(PREVIOUS_SOURCES_REMOVED_REPLY.format(files=_listed(removed)), "fixed", "transform:removed")
+        return _fixed(PREVIOUS_SOURCES_REMOVED_REPLY.format(files=listed_files(removed)), "fixed", "transform:removed")
     passages = _previous_passages(sources, deps)
     context, _ = build_context(passages, deps.llm.count_tokens, deps.limits.context_budget_tokens)
     prompt = TRANSFORM_PROMPT.format(
