@@ -116,16 +116,21 @@ class Answerer:
         self._counting = threading.Lock()
 
     def question(
-        self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None
+        self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
+        message_field: str = "message",
     ) -> Question:
-        """``chat_id`` None: the asker's default chat. Raises ValidationFailed (400), ServerBusy (503),
+        """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
+        named by a 400 about it. Raises ValidationFailed (400), ServerBusy (503),
         SessionOfAnotherChat or NotFound for another user's chat (404), ChatWasDeleted (410) before anything runs or
         is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
         makes no chat)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
-            raise ValidationFailed(f"Invalid message: {problem}.", field="message", max_chars=self._max_chars)
+            subject = "" if message_field == "message" else "the last user message "  # the question of a list
+            raise ValidationFailed(
+                f"Invalid {message_field}: {subject}{problem}.", field=message_field, max_chars=self._max_chars
+            )
         default = chat_id is None
         chat_id = validate_id(chat_id or self._default_chat(user), field="chat_id")
         if session_id is not None:

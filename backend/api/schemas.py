@@ -433,7 +433,9 @@ class ChatCompletionRequest(BaseModel):
         # Checked by the route (the question is the last user message); stated here for clients.
         json_schema_extra={"contains": {"type": "object", "properties": {"role": {"const": "user"}},
                                         "required": ["role"]}},
-        description="At least one user message: the last one is the question",
+        description="At least one user message: the last one is the question, whose text (its content, or its "
+        "text parts joined) must have some text, not only spaces or control characters, and at most "
+        f"{MESSAGE_MAX_CHARS} characters once trimmed",
     )
     # Strict: "false" or "no" (a string, so truthy to many clients) was taken for a boolean, either way.
     stream: bool = Field(False, strict=True)

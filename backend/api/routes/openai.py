@@ -55,7 +55,7 @@ async def chat_completions(
     question = answerer.question(
         question_message.text(),
         chat_id=x_axiom_chat_id or metadata.get("chat_id"),
-        session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
+        session_id=x_axiom_session_id or metadata.get("session_id"), user=user, message_field="messages",
     )
     if body.stream:
         return stream_response(completion_chunks(answerer, question, model=api.model_name))
