@@ -121,7 +121,8 @@ class Answerer:
     ) -> Question:
         """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
         named by a 400 about it. Raises ValidationFailed (400), ServerBusy (503),
-        SessionOfAnotherChat or NotFound for another user's chat (404), ChatWasDeleted (410) before anything runs or
+        SessionOfAnotherChat or NotFound for another user's chat (404), Conflict for a new chat under another chat's
+        session id (409), ChatWasDeleted (410) before anything runs or
         is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
         makes no chat)."""
         text = message.strip()

@@ -33,7 +33,7 @@ _COMPLETION_DOC = {
         "with data: [DONE] (docs/api.md)",
         "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {}},
     },
-    **error_responses(400, 404, 410, 503),
+    **error_responses(400, 404, 409, 410, 503),
 }
 
 

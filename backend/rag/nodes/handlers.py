@@ -60,9 +60,10 @@ def _still_indexing(chat_id: str, deps: RAGDeps) -> str:
     if not filenames:
         return ""
     if len(filenames) == 1:
-        return f"{listed_files(filenames)} is still being indexed, so it was not searched yet: ask again once it is ready."
-    return (f"{listed_files(filenames)} are still being indexed, so they were not searched yet: ask again once they "
-            "are ready.")
+        return (f"{listed_files(filenames)} is still being indexed, so it was not searched yet: ask again once it "
+                "is ready.")
+    return (f"{listed_files(filenames)} are still being indexed, so they were not searched yet: ask again once "
+            "they are ready.")
 
 
 def reply_not_found(state: RAGState, deps: RAGDeps) -> RAGState:
@@ -114,7 +115,8 @@ def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     removed = removed_since(sources, state["chat_id"], deps)
     if removed:
         # Reworking it would cite, and repeat, documents the user removed.
-        return _fixed(PREVIOUS_SOURCES_REMOVED_REPLY.format(files=listed_files(removed)), "fixed", "transform:removed")
+        reply = PREVIOUS_SOURCES_REMOVED_REPLY.format(files=listed_files(removed))
+        return _fixed(reply, "fixed", "transform:removed")
     passages = _previous_passages(sources, deps)
     context, _ = build_context(passages, deps.llm.count_tokens, deps.limits.context_budget_tokens)
     prompt = TRANSFORM_PROMPT.format(
