@@ -38,7 +38,8 @@ _BLANK = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if is_blan
 HAS_TEXT = f"[^{_BLANK}]"
 # A title once trimmed: one line of a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between
 # them, none a control character (a NUL, a line break or an escape sequence would reach every chat list as is).
-_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f"
+# Unicode's line and paragraph separators (U+2028, U+2029) end a line as a line feed does.
+_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029"
 TITLE_PATTERN = (
     f"^[{_SPACE}]*[^{_SPACE}{_CONTROL}]"
     f"(?:[^{_CONTROL}]{{0,{MAX_TITLE_CHARS - 2}}}[^{_SPACE}{_CONTROL}])?[{_SPACE}]*$"

@@ -310,7 +310,9 @@ def test_deleting_a_chat_cancels_its_background_jobs_and_leaves_nothing_behind(c
 
 
 @pytest.mark.parametrize(
-    "title", ["", "   ", "x" * 101, " " + "y" * 101 + " ", "a\u0000b", "Tax\nreturns", "Tax\treturns", "\u0007"]
+    "title",
+    ["", "   ", "x" * 101, " " + "y" * 101 + " ", "a\u0000b", "Tax\nreturns", "Tax\treturns", "\u0007",
+     "Tax\u2028returns", "Tax\u2029returns"],  # Unicode's line and paragraph separators break lines too
 )
 def test_a_blank_too_long_or_control_character_title_is_refused(client, title):
     before = listed(client)
