@@ -30,7 +30,13 @@ from dataclasses import dataclass, replace
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
-from backend.stores.chats import ChatRecord, ChatStore, DeletedChatRecord, deleted_chat_name
+from backend.stores.chats import (
+    ChatRecord,
+    ChatStore,
+    DeletedChatRecord,
+    chat_deleted_while,
+    deleted_chat_name,
+)
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import User
@@ -228,6 +234,15 @@ class Chats:
             f"{deleted_chat_name(chat_id, deleted.title)} was deleted, perhaps in another window: nothing more can be added to it. Reload the list of "
             "chats and start a new chat.",
             chat_id=chat_id,
+        )
+
+    def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted:
+        """The error of an answer stopped because its chat was deleted (``Answerer.stop_chat``), as the one of an
+        answer refused when saved."""
+        deleted = self._store.deleted(chat_id)
+        return chat_deleted_while(
+            chat_id, deleted.title if deleted else None, doing="this answer was being written",
+            lost="the question and its answer were not saved",
         )
 
     def contents(self, chat_id: str) -> ChatContents:
