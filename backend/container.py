@@ -157,6 +157,7 @@ def build_services(
         ),
         answerability=answerability_policy(settings),
         answerability_judge=settings.answerability_judge,
+        jobs=jobs,
     )
     return Services(
         settings, embedder, vectors, keywords, documents, ingestion, dense, sparse, retriever, memory,

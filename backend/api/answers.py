@@ -56,6 +56,14 @@ class Answered:
     message_id: str
 
 
+@dataclass(eq=False, slots=True)  # each run is its own: compared, and hashed, by identity
+class _Run:
+    """An answer being written, as ``stop_chat`` reaches it."""
+
+    cancel: threading.Event
+    chat_deleted: bool = False
+
+
 # The rules a message breaks, as the 400's message states them (also for the schema's checks, backend/api/errors.py).
 HAS_TEXT_RULE = "should have some text, not only spaces or control characters"
 NO_SURROGATE_RULE = "should be text without a lone surrogate such as \\ud800"
@@ -114,18 +122,25 @@ class Answerer:
         self._default_chat_id = default_chat_id
         self._in_flight = 0
         self._counting = threading.Lock()
+        self._runs: dict[str, set[_Run]] = {}  # by chat, under _counting
 
     def question(
-        self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None
+        self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
+        message_field: str = "message",
     ) -> Question:
-        """``chat_id`` None: the asker's default chat. Raises ValidationFailed (400), ServerBusy (503),
-        SessionOfAnotherChat or NotFound for another user's chat (404), ChatWasDeleted (410) before anything runs or
+        """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
+        named by a 400 about it. Raises ValidationFailed (400), ServerBusy (503),
+        SessionOfAnotherChat or NotFound for another user's chat (404), Conflict for a new chat under another chat's
+        session id (409), ChatWasDeleted (410) before anything runs or
         is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
         makes no chat)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
-            raise ValidationFailed(f"Invalid message: {problem}.", field="message", max_chars=self._max_chars)
+            subject = "" if message_field == "message" else "the last user message "  # the question of a list
+            raise ValidationFailed(
+                f"Invalid {message_field}: {subject}{problem}.", field=message_field, max_chars=self._max_chars
+            )
         default = chat_id is None
         chat_id = validate_id(chat_id or self._default_chat(user), field="chat_id")
         if session_id is not None:
@@ -153,14 +168,28 @@ class Answerer:
         )
 
     @contextmanager
-    def _answering(self) -> Iterator[None]:
+    def _answering(self, chat_id: str, run: _Run) -> Iterator[None]:
         with self._counting:
             self._in_flight += 1
+            self._runs.setdefault(chat_id, set()).add(run)
         try:
             yield
         finally:
             with self._counting:
                 self._in_flight -= 1
+                self._runs[chat_id].discard(run)
+                if not self._runs[chat_id]:
+                    del self._runs[chat_id]
+
+    def stop_chat(self, chat_id: str) -> None:
+        """Stops the answers being written in a chat just deleted: none could be saved (the deletion refuses them,
+        MemoryStore.add_exchange), so the model is not kept from other chats' questions writing them. Their
+        streams end with CHAT_DELETED, as if refused when saved. (Another replica's are refused when saved.)"""
+        with self._counting:
+            runs = list(self._runs.get(chat_id, ()))
+        for run in runs:
+            run.chat_deleted = True
+            run.cancel.set()
 
     def events(self, question: Question, cancel: threading.Event | None = None) -> Iterator[dict]:
         """The pipeline's events; the last is {"type": "result", "result": RAGAnswer, "message_id": str}.
@@ -169,18 +198,23 @@ class Answerer:
         does the same from another thread, and also reaches a question still waiting for the model (the events
         then end without a result).
         """
+        answering = _Run(cancel or threading.Event())
         run = self._pipeline.stream(
-            question.message, chat_id=question.chat_id, session_id=question.session_id, cancel=cancel
+            question.message, chat_id=question.chat_id, session_id=question.session_id, cancel=answering.cancel
         )
-        with self._answering(), closing(run):
+        answered = False
+        with self._answering(question.chat_id, answering), closing(run):
             try:
                 for event in run:
                     if event["type"] == "result":
                         event = {**event, "message_id": self._stored_answer_id(question, event["result"])}
+                        answered = True
                     yield event
             except Exception:
                 self._keep_question(question)
                 raise
+        if answering.chat_deleted and not answered:
+            raise self._chats.deleted_while_answering(question.chat_id)
 
     def answer(self, question: Question) -> Answered:
         for event in self.events(question):

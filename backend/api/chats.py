@@ -30,7 +30,13 @@ from dataclasses import dataclass, replace
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
-from backend.stores.chats import ChatRecord, ChatStore, DeletedChatRecord, deleted_chat_name
+from backend.stores.chats import (
+    ChatRecord,
+    ChatStore,
+    DeletedChatRecord,
+    chat_deleted_while,
+    deleted_chat_name,
+)
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
 from backend.stores.memory import MemoryStore
 from backend.stores.users import User
@@ -109,9 +115,7 @@ class Chats:
             exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
         deleted = self._deletion(chat_id, user)
         if self._memory.chat_of(chat_id) not in (None, chat_id):
-            raise Conflict(
-                f"{chat_id} is the id of a conversation in another chat: choose another id.", chat_id=chat_id
-            )
+            raise _session_of_another_chat(chat_id)
         record = None if exists else self._store.create(title, owner=owner, chat_id=chat_id)
         if record is None:
             raise Conflict(
@@ -132,12 +136,24 @@ class Chats:
 
     def usable(self, chat_id: str, user: User | None, *, default: bool = False) -> bool:
         """Checks that ``user`` may store something in the chat (an upload, a question): reachable, and not
-        deleted — ChatWasDeleted (410) otherwise, or for another user's deleted chat NotFound. Checks only: the
+        deleted — ChatWasDeleted (410) otherwise, or for another user's deleted chat NotFound — and, for a chat not
+        made yet, not the id of another chat's session (Conflict, 409). Checks only: the
         chat is made by ``claim`` once what is to be stored in it has passed its own checks. ``default``: the
         chat a question naming none goes to, made again even after it was deleted. Returns whether the chat was
         deleted and is made again (``claim`` then forgets its deletion)."""
         record = self._record_reachable(chat_id, user) if user is not None else None
-        return record is None and self._deleted_but_made_again(chat_id, user, default=default)
+        made_again = record is None and self._deleted_but_made_again(chat_id, user, default=default)
+        if record is None and not default:
+            self._refuse_another_chats_session(chat_id)
+        return made_again
+
+    def _refuse_another_chats_session(self, chat_id: str) -> None:
+        """Raises Conflict when a chat not made yet would take the id of another chat's session: the web UI asks
+        in the session of its chat's id, so the chat would be listed with the other chat's conversation as its
+        own, and asking there would be a 404. (``create`` refuses the same id.)"""
+        owner = self._memory.chat_of(chat_id)
+        if owner not in (None, chat_id) and self._store.get(chat_id) is None and not self._holds_anything(chat_id):
+            raise _session_of_another_chat(chat_id)
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
         """``session_id`` when ``user`` may read or clear it: its chat (the chat it is bound to, or the chat of its
@@ -220,6 +236,15 @@ class Chats:
             chat_id=chat_id,
         )
 
+    def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted:
+        """The error of an answer stopped because its chat was deleted (``Answerer.stop_chat``), as the one of an
+        answer refused when saved."""
+        deleted = self._store.deleted(chat_id)
+        return chat_deleted_while(
+            chat_id, deleted.title if deleted else None, doing="this answer was being written",
+            lost="the question and its answer were not saved",
+        )
+
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
         contents = ChatContents(self._documents.list(chat_id), self._jobs.unfinished(chat_id))
@@ -300,6 +325,10 @@ def document_not_found(doc_id: str) -> NotFound:
 
 def session_not_found(session_id: str) -> NotFound:
     return NotFound(f"Session {session_id} has no messages.", session_id=session_id)
+
+
+def _session_of_another_chat(chat_id: str) -> Conflict:
+    return Conflict(f"{chat_id} is the id of a conversation in another chat: choose another id.", chat_id=chat_id)
 
 
 def _not_found(chat_id: str) -> NotFound:

@@ -38,7 +38,8 @@ _BLANK = "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x10000)) if is_blan
 HAS_TEXT = f"[^{_BLANK}]"
 # A title once trimmed: one line of a non-blank first and last character with at most MAX_TITLE_CHARS - 2 between
 # them, none a control character (a NUL, a line break or an escape sequence would reach every chat list as is).
-_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f"
+# Unicode's line and paragraph separators (U+2028, U+2029) end a line as a line feed does.
+_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029"
 TITLE_PATTERN = (
     f"^[{_SPACE}]*[^{_SPACE}{_CONTROL}]"
     f"(?:[^{_CONTROL}]{{0,{MAX_TITLE_CHARS - 2}}}[^{_SPACE}{_CONTROL}])?[{_SPACE}]*$"
@@ -433,7 +434,9 @@ class ChatCompletionRequest(BaseModel):
         # Checked by the route (the question is the last user message); stated here for clients.
         json_schema_extra={"contains": {"type": "object", "properties": {"role": {"const": "user"}},
                                         "required": ["role"]}},
-        description="At least one user message: the last one is the question",
+        description="At least one user message: the last one is the question, whose text (its content, or its "
+        "text parts joined) must have some text, not only spaces or control characters, and at most "
+        f"{MESSAGE_MAX_CHARS} characters once trimmed",
     )
     # Strict: "false" or "no" (a string, so truthy to many clients) was taken for a boolean, either way.
     stream: bool = Field(False, strict=True)

@@ -12,6 +12,7 @@ from backend.rag.grounding import GroundednessChecker
 from backend.rag.intent import IntentRouter
 from backend.retrieval.hybrid import HybridRetriever
 from backend.stores.documents import DocumentStore
+from backend.stores.jobs import JobStore
 from backend.stores.memory import MemoryStore, MemoryWindows
 
 
@@ -37,3 +38,5 @@ class RAGDeps:
     limits: GenerationLimits = field(default_factory=GenerationLimits)
     answerability: AnswerabilityPolicy = field(default_factory=AnswerabilityPolicy)
     answerability_judge: AnswerabilityJudge = "evidence"  # who decides: the rules, the model, or both
+    # Files still being indexed in the background: not searched yet, which a "not found" reply must say.
+    jobs: JobStore | None = None

@@ -180,10 +180,11 @@ def test_a_follow_up_to_an_answer_stored_before_page_labels_keeps_its_sources(se
     ("make that shorter") answers 200 with those sources, each page read as "Page N"."""
     memory = server.services.memory
     memory.bind("before-labels", "paper")
+    paper_id = server.services.documents.list("paper")[0].document_id
     old_source = {
-        "document_id": "d-old", "filename": PAPER, "page": 2, "pages": [2], "chunk_id": "d-old-p0-c0",
+        "document_id": paper_id, "filename": PAPER, "page": 2, "pages": [2], "chunk_id": f"{paper_id}-p0-c0",
         "relevance_score": 0.5, "content_preview": "Preemptive IE …", "source_numbers": [1], "ocr": False,
-        "passages": [{"source_number": 1, "parent_id": "d-old-p0", "page": 2, "excerpt": "Preemptive IE …",
+        "passages": [{"source_number": 1, "parent_id": f"{paper_id}-p0", "page": 2, "excerpt": "Preemptive IE …",
                       "ocr": False}],
     }
     memory.add_exchange("before-labels", QUESTION, "Preemptive IE finds relations before they are asked for "

@@ -114,3 +114,23 @@ def test_a_chat_deleted_while_an_answer_is_written_is_a_410_and_keeps_nothing(cl
     assert upload(client, "c1", NOTES).status_code == 200
     refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "c1", "session_id": "s3"})
     assert_error(refused, 404, "NOT_FOUND", session_id="s3", chat_id="c1")
+
+
+def test_deleting_a_chat_stops_the_answers_being_written_in_it(build_app_services, tmp_path):
+    """The answer went on being written (and rewritten) for nobody after its chat was deleted, holding the model
+    while other chats' questions waited, only to be refused when saved."""
+    llm = ScriptedLLM(" ".join(["word"] * 400), seconds_per_word=0.05)  # 20 s if never stopped
+    services = build_app_services(tmp_path, llm=llm, answer_max_tokens=400, max_retries=2)
+    with serve(services) as running, httpx.Client(
+        base_url=running.url, timeout=BACKGROUND_WAIT_SECONDS
+    ) as client:
+        assert upload(client, "c4", NOTES).status_code == 200
+        events = []
+        with client.stream("POST", "/chat/c4/stream", json={"message": QUESTION}) as response:
+            for line in filter(None, response.iter_lines()):
+                events.append(line)
+                if line == "event: token" and events.count("event: token") == 1:
+                    assert client.delete("/chats/c4").status_code == 200
+        assert events[-2] == "event: error" and "CHAT_DELETED" in events[-1]
+        assert "was deleted while this answer was being written" in events[-1]
+        assert llm.closed_streams == 1 and llm.words_streamed < 100 and len(llm.prompts) == 1

@@ -310,7 +310,9 @@ def test_deleting_a_chat_cancels_its_background_jobs_and_leaves_nothing_behind(c
 
 
 @pytest.mark.parametrize(
-    "title", ["", "   ", "x" * 101, " " + "y" * 101 + " ", "a\u0000b", "Tax\nreturns", "Tax\treturns", "\u0007"]
+    "title",
+    ["", "   ", "x" * 101, " " + "y" * 101 + " ", "a\u0000b", "Tax\nreturns", "Tax\treturns", "\u0007",
+     "Tax\u2028returns", "Tax\u2029returns"],  # Unicode's line and paragraph separators break lines too
 )
 def test_a_blank_too_long_or_control_character_title_is_refused(client, title):
     before = listed(client)
@@ -386,6 +388,30 @@ def test_a_chat_is_not_created_under_the_id_of_another_chats_session(client):
 
     assert_error(client.post("/chats", json={"id": "asker-side"}), 409, "CONFLICT", chat_id="asker-side")
     assert "asker-side" not in listed_by_id(client)
+
+
+@pytest.mark.parametrize("route", ["upload", "/chat/", "stream", "openai"])
+def test_an_upload_or_a_question_does_not_make_a_chat_under_the_id_of_another_chats_session(client, server, route):
+    """An upload made the chat, listed with the other chat's conversation as its own (its session_id): the web UI
+    showed that conversation in it, and could not ask there (404)."""
+    asked = client.post("/chat/", json={"message": GREETING, "chat_id": "asker2", "session_id": "asker2-side"})
+    assert asked.status_code == 200, asked.text
+    before = history(client, "asker2-side")
+
+    question = {"message": GREETING}
+    refused = {
+        "upload": lambda: upload(client, "asker2-side", NOTES),
+        "/chat/": lambda: client.post("/chat/", json={**question, "chat_id": "asker2-side"}),
+        "stream": lambda: client.post("/chat/asker2-side/stream", json=question),
+        "openai": lambda: client.post("/v1/chat/completions", headers={"X-Axiom-Chat-Id": "asker2-side"}, json={
+            "model": "axiom", "messages": [{"role": "user", "content": GREETING}]}),
+    }[route]()
+    body = assert_error(refused, 409, "CONFLICT", chat_id="asker2-side")
+    assert "conversation in another chat" in body["message"]
+    assert "asker2-side" not in listed_by_id(client)
+    assert server.services.documents.list("asker2-side") == []
+    assert not server.services.memory.has_conversation("asker2-side")
+    assert history(client, "asker2-side") == before
 
 
 def test_a_file_still_being_read_when_its_chat_is_deleted_is_refused(client, server):

@@ -89,6 +89,18 @@ def test_a_request_without_a_question_is_400(client, messages):
     assert raised.value.response.json()["error"] == "VALIDATION_ERROR"
 
 
+@pytest.mark.parametrize("content", ["   ", "x" * 2001, [{"type": "image_url", "image_url": {"url": "x"}}]])
+def test_a_question_without_text_or_too_long_names_messages_and_the_document_says_so(server, content):
+    """The 400 named "message", a field this body does not have, and /openapi.json did not state the rule."""
+    body = {"model": "axiom", "messages": [{"role": "user", "content": content}]}
+    response = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=600)
+    refused = assert_error(response, 400, "VALIDATION_ERROR", field="messages", max_chars=2000)
+    assert refused["message"].startswith("Invalid messages: the last user message should have ")
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    described = document["components"]["schemas"]["ChatCompletionRequest"]["properties"]["messages"]["description"]
+    assert "at most 2000 characters" in described and "not only spaces" in described
+
+
 @pytest.mark.parametrize("stream", ["false", "no", 1])
 def test_stream_is_a_boolean_not_anything_truthy(server, stream):
     """"false" was read as true (and 1 as well): the client got a stream it had not asked for."""

@@ -212,7 +212,7 @@ def test_an_openai_question_of_only_spaces_and_control_characters_is_refused(cli
     before = stored(server)
     refused = assert_error(
         client.post("/v1/chat/completions", json=completion(message, metadata={"chat_id": "alpha"})),
-        400, "VALIDATION_ERROR", field="message",
+        400, "VALIDATION_ERROR", field="messages",
     )
     assert "control characters" in refused["message"]
     assert stored(server) == before
@@ -278,7 +278,7 @@ def test_a_field_the_route_does_not_have_is_a_400_that_names_it(client, server, 
     [("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "system", "content": "x"}]}},
       "messages"),
      ("/v1/chat/completions", {"json": {"model": "axiom", "messages": [{"role": "user", "content": None}]}},
-      "message"),
+      "messages"),
      ("/chat/alpha/documents", {"json": {"files": []}}, "content-type")],
 )
 def test_a_400_the_services_raise_lists_its_problem_in_errors_like_the_schemas(client, path, request_args, field):
@@ -299,14 +299,15 @@ def test_the_openapi_document_says_which_fields_a_body_has(client):
     [("/chat/", b'{"message": "hi \\ud800", "chat_id": "alpha"}', "message"),
      ("/chats", b'{"title": "\\udfff"}', "title"),
      ("/v1/chat/completions", b'{"model": "axiom", "messages": [{"role": "user", "content": "\\ud800"}]}',
-      "message")],
+      "messages")],
 )
 def test_text_with_a_lone_surrogate_is_a_readable_400(client, server, path, body, field):
     """JSON can spell half of a UTF-16 pair (\\ud800) that no text can hold."""
     before = stored(server)
     response = client.post(path, content=body, headers={"content-type": "application/json"})
     refused = assert_error(response, 400, "VALIDATION_ERROR", field=field)
-    assert refused["message"] == f"Invalid {field}: should be text without a lone surrogate such as \\ud800."
+    subject = "the last user message " if field == "messages" else ""  # the question of OpenAI's list
+    assert refused["message"] == f"Invalid {field}: {subject}should be text without a lone surrogate such as \\ud800."
     assert stored(server) == before
 
 

@@ -2,6 +2,7 @@
 
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -22,6 +23,7 @@ from backend.rag.prompts import (
     NOT_ANSWERED_REPLY,
     NOT_FOUND_REPLY,
 )
+from backend.stores.jobs import JobRecord
 from tests.rag.scripted import ScriptedLLM
 from tests.support.model_queue import model_busy
 
@@ -207,6 +209,44 @@ def test_a_chat_without_documents_says_so(chat):
     assert result.answer == NO_DOCUMENTS_REPLY and llm.prompts == []
 
 
+def queue_job(services, filename):
+    """A file waiting for a background worker (none runs here: the job stays queued, as a 400-page PDF stays
+    indexing for minutes)."""
+    services.jobs.add(JobRecord(uuid.uuid4().hex, "pets", filename, 10, "queued", None, None, time.time()),
+                      filename, b"not read here")
+
+
+def test_a_chat_whose_only_file_is_still_indexing_says_so_not_that_it_has_no_documents(chat):
+    services, llm = chat("unused", documents=False)
+    queue_job(services, "manual.pdf")
+    result, _ = ask(services, "What water temperature do axolotls need?")
+    assert result.answer_kind == "not_found" and llm.prompts == []
+    assert result.answer != NO_DOCUMENTS_REPLY and "Upload a file" not in result.answer
+    assert "“manual.pdf” is still being indexed" in result.answer
+
+
+def test_not_found_says_which_files_were_not_searched_yet(chat):
+    services, llm = chat("unused")
+    queue_job(services, "a.pdf")
+    queue_job(services, "b.docx")
+    result, _ = ask(services, "What is the capital of Australia?")
+    assert result.answer_kind == "not_found" and llm.prompts == []
+    assert result.answer == f"{NOT_FOUND_REPLY} “a.pdf” and “b.docx” are still being indexed, so they were not " \
+        "searched yet: ask again once they are ready."
+
+
+def test_closest_passages_say_which_files_were_not_searched_yet_naming_the_first_few(chat):
+    services, _ = chat(GROUNDED)
+    for name in ("a.pdf", "b.pdf", "c.pdf", "d.pdf"):
+        queue_job(services, name)
+    result, _ = ask(services, "Who discovered the axolotl?")
+    assert result.answer_kind == "not_found" and result.evidence_reason == "closest"
+    assert result.answer.startswith(f"{NOT_ANSWERED_REPLY} “a.pdf”, “b.pdf” and 2 more files are still being "
+                                    f"indexed, so they were not searched yet: ask again once they are ready.\n\n"
+                                    f"{CLOSEST_PASSAGES_PREFIX}\n- “")
+    assert [s["filename"] for s in result.sources] == ["care.txt"]
+
+
 def test_tell_me_more_reworks_the_previous_answer_with_its_sources(chat):
     services, llm = chat(GROUNDED, "More detail: above 24 degrees axolotls get stressed.")
     first, _ = ask(services, "What water temperature do axolotls need?")
@@ -216,6 +256,18 @@ def test_tell_me_more_reworks_the_previous_answer_with_its_sources(chat):
     prompt = llm.prompts[-1][-1]["content"]
     assert first.answer in prompt and "Temperatures above 24 degrees" in prompt
     assert not any(step.startswith("retrieve") for step in more.processing_steps)
+
+
+def test_tell_me_more_after_its_document_was_deleted_does_not_cite_or_rework_it(chat):
+    services, llm = chat(GROUNDED, "More detail: above 24 degrees axolotls get stressed.")
+    first, _ = ask(services, "What water temperature do axolotls need?")
+    assert first.sources[0]["filename"] == "care.txt"
+    services.ingestion.delete("pets", first.sources[0]["document_id"])
+
+    more, _ = ask(services, "tell me more")
+    assert more.intent == "followup" and more.sources == []
+    assert "“care.txt”" in more.answer and "removed" in more.answer
+    assert len(llm.prompts) == 1  # the deleted document's answer was not reworked by the model
 
 
 def test_a_follow_up_question_is_rewritten_with_the_conversation(chat):
@@ -248,6 +300,23 @@ def test_stopping_mid_answer_closes_the_llm_stream_and_saves_nothing(chat):
     assert services.memory.history("s1") == []
     assert len(llm.prompts) == 1  # generation ended there: no retry, no second answer
     assert llm.words_streamed < 100  # stopped early, not after the model ran to the end of its answer
+
+
+def test_an_answer_whose_document_is_deleted_while_it_is_written_is_neither_sent_nor_saved_citing_it(chat):
+    services, _ = chat(GROUNDED, seconds_per_word=0.05)
+    document_id = services.documents.list("pets")[0].document_id
+    events = []
+    for event in services.pipeline.stream("What water temperature do axolotls need?", chat_id="pets",
+                                          session_id="s1"):
+        events.append(event)
+        if event["type"] == "token" and services.documents.list("pets"):
+            services.ingestion.delete("pets", document_id)  # in another window, as the answer is written
+    result = events[-1]["result"]
+    assert result.sources == [] and "16 and 18 degrees" not in result.answer
+    assert "“care.txt”" in result.answer and "removed" in result.answer and result.answer_kind == "fixed"
+    assert events[-3]["type"] == "retry" and events[-2] == {"type": "token", "content": result.answer}
+    saved = services.memory.history("s1")[1]
+    assert saved.content == result.answer and saved.metadata["sources"] == []
 
 
 def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_answer(chat):

@@ -128,11 +128,13 @@ def test_the_asked_question_is_judged_not_its_rewrite(deps):
 
 def test_not_found_lists_the_closest_passages_labelled_as_no_answer(deps):
     d = deps()
-    update = reply_not_found({"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2]}, d)
+    update = reply_not_found(
+        {"question": "Who built the bridge?", "relevant_documents": PASSAGES[:2], "chat_id": "pets"}, d
+    )
     assert update["answer"].startswith(f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n- “")
     assert update["answer_kind"] == "not_found" and update["evidence_reason"] == "closest"
     assert [s["filename"] for s in update["sources"]] == ["bridge.pdf"]
-    nothing = reply_not_found({"question": "Who built the bridge?", "relevant_documents": []}, d)
+    nothing = reply_not_found({"question": "Who built the bridge?", "relevant_documents": [], "chat_id": "pets"}, d)
     assert nothing["answer"] == NOT_FOUND_REPLY and nothing["sources"] == [] and "evidence_reason" not in nothing
 
 
@@ -279,8 +281,9 @@ def test_the_extractive_answer_never_quotes_a_sentence_cut_off_at_the_end_of_a_p
 
 def test_remember_saves_the_exchange_with_its_metadata(deps):
     d = deps()
-    remember({"session_id": "s9", "chat_id": "c9", "question": "q?", "answer": "a [Source 1].",
-              "sources": [{"filename": "f"}], "is_grounded": False, "detected_intent": "question",
+    source = {"filename": "care.txt", "document_id": d.documents.list("pets")[0].document_id}
+    remember({"session_id": "s9", "chat_id": "pets", "question": "q?", "answer": "a [Source 1].",
+              "sources": [source], "is_grounded": False, "detected_intent": "question",
               "answer_kind": "generated", "iteration": 2}, d)
     user, assistant = d.memory.history("s9")
     assert (user.content, assistant.content) == ("q?", "a [Source 1].")

@@ -25,11 +25,11 @@ _STREAM_DOC = {
         "(docs/api.md)",
         "content": {"text/event-stream": {}},
     },
-    **error_responses(400, 404, 410, 503),
+    **error_responses(400, 404, 409, 410, 503),
 }
 
 
-@router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 410, 503))
+@router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 409, 410, 503))
 async def chat(body: ChatRequest, answerer: AnswererDep, user: UserDep) -> ChatResponse:
     question = answerer.question(body.message, chat_id=body.chat_id, session_id=body.session_id, user=user)
     answered = await call_in_thread(lambda: answerer.answer(question))

@@ -33,7 +33,7 @@ _COMPLETION_DOC = {
         "with data: [DONE] (docs/api.md)",
         "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {}},
     },
-    **error_responses(400, 404, 410, 503),
+    **error_responses(400, 404, 409, 410, 503),
 }
 
 
@@ -55,7 +55,7 @@ async def chat_completions(
     question = answerer.question(
         question_message.text(),
         chat_id=x_axiom_chat_id or metadata.get("chat_id"),
-        session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
+        session_id=x_axiom_session_id or metadata.get("session_id"), user=user, message_field="messages",
     )
     if body.stream:
         return stream_response(completion_chunks(answerer, question, model=api.model_name))

@@ -17,6 +17,7 @@ from backend.rag.prompts import (
     NO_DOCUMENTS_REPLY,
     NOT_ANSWERED_REPLY,
     NOT_FOUND_REPLY,
+    PREVIOUS_SOURCES_REMOVED_REPLY,
     SYSTEM_PROMPT,
     TRANSFORM_PROMPT,
     TRANSFORM_PROMPTS,
@@ -41,15 +42,42 @@ def reply_fixed(state: RAGState, deps: RAGDeps) -> RAGState:
     return _fixed(FIXED_REPLIES[state["detected_intent"]], "fixed", "reply:fixed")
 
 
+_NAMED_FILES = 3  # files named in a reply; past it the rest are counted
+
+
+def listed_files(filenames: list[str]) -> str:
+    """“a.pdf”, “b.docx” and 2 more files."""
+    names = [f"“{name}”" for name in filenames]
+    if len(names) > _NAMED_FILES:
+        names = [*names[: _NAMED_FILES - 1], f"{len(names) - _NAMED_FILES + 1} more files"]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _still_indexing(chat_id: str, deps: RAGDeps) -> str:
+    """The sentence naming the chat's files that background jobs are still indexing, or "": they were not
+    searched, so "not found" (or "no documents") is not the last word on them."""
+    filenames = [job.filename for job in deps.jobs.unfinished(chat_id)] if deps.jobs else []
+    if not filenames:
+        return ""
+    if len(filenames) == 1:
+        return (f"{listed_files(filenames)} is still being indexed, so it was not searched yet: ask again once it "
+                "is ready.")
+    return (f"{listed_files(filenames)} are still being indexed, so they were not searched yet: ask again once "
+            "they are ready.")
+
+
 def reply_not_found(state: RAGState, deps: RAGDeps) -> RAGState:
+    indexing = _still_indexing(state["chat_id"], deps)
     if state.get("collection_empty"):
+        if indexing:
+            return _fixed(indexing, "not_found", "reply:still_indexing")
         return _fixed(NO_DOCUMENTS_REPLY, "not_found", "reply:no_documents")
     closest = state.get("relevant_documents")
     if not closest:
-        return _fixed(NOT_FOUND_REPLY, "not_found", "reply:not_found")
+        return _fixed(" ".join(filter(None, [NOT_FOUND_REPLY, indexing])), "not_found", "reply:not_found")
     # On topic but not answering: say so, then the closest sentences, labelled as what they are.
     quotes = quote_evidence(state["question"], closest, deps.embedder)
-    answer = f"{NOT_ANSWERED_REPLY}\n\n{CLOSEST_PASSAGES_PREFIX}\n{quotes}"
+    answer = f"{' '.join(filter(None, [NOT_ANSWERED_REPLY, indexing]))}\n\n{CLOSEST_PASSAGES_PREFIX}\n{quotes}"
     return {
         **_fixed(answer, "not_found", "reply:not_found (closest passages)"),
         "evidence_reason": "closest",
@@ -74,10 +102,21 @@ def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:
     return passages
 
 
+def removed_since(sources: list[dict], chat_id: str, deps: RAGDeps) -> list[str]:
+    """The files of an answer's sources that were deleted from the chat since they were found."""
+    present = {record.document_id for record in deps.documents.list(chat_id)}
+    return list(dict.fromkeys(s["filename"] for s in sources if s["document_id"] not in present))
+
+
 def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     previous = deps.memory.last_exchange(state["session_id"], deps.windows.context)
     question, answer = previous
     sources = with_page_labels(answer.metadata.get("sources", []))  # an answer may predate page labels
+    removed = removed_since(sources, state["chat_id"], deps)
+    if removed:
+        # Reworking it would cite, and repeat, documents the user removed.
+        reply = PREVIOUS_SOURCES_REMOVED_REPLY.format(files=listed_files(removed))
+        return _fixed(reply, "fixed", "transform:removed")
     passages = _previous_passages(sources, deps)
     context, _ = build_context(passages, deps.llm.count_tokens, deps.limits.context_budget_tokens)
     prompt = TRANSFORM_PROMPT.format(
