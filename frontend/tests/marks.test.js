@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { answerMark } from "../assets/js/marks.js";
+import { answerMark, unsearchedNote } from "../assets/js/marks.js";
 
 const cited = [{ filename: "a.pdf", passages: [{ source_number: 1, page: 1, excerpt: "x" }] }];
 
@@ -30,4 +30,13 @@ test("closest passages after a not-found are labelled as no answer", () => {
   assert.equal(mark[0], "not-answered");
   assert.match(mark[1], /Not in your documents/);
   assert.match(mark[1], /do not answer/);
+});
+
+test("a file still indexing is noted once: not when the answer already names it", () => {
+  assert.equal(unsearchedNote([], "Anything."), null);
+  assert.equal(unsearchedNote(["a.pdf"], "Paris [Source 1]."),
+    "“a.pdf” was still being indexed when you asked, so this answer may not include it. Ask again when it is ready.");
+  assert.equal(unsearchedNote(["a.pdf"], "“a.pdf” is still being indexed, so it was not searched yet."), null);
+  assert.match(unsearchedNote(["a.pdf", "b.pdf", "c.pdf"], "“a.pdf” is still being indexed."),
+    /^“b.pdf”, “c.pdf” were still being indexed when you asked, so this answer may not include them\./);
 });

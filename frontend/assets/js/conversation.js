@@ -4,7 +4,7 @@ import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js"
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { answerMark } from "./marks.js";
+import { answerMark, unsearchedNote } from "./marks.js";
 
 
 const ERROR_TITLES = {
@@ -128,14 +128,9 @@ class AnswerView {
     if (cited.length > 0) this.footer.append(el("ul", { class: "sources", "aria-label": label }, cited));
   }
 
-  // Files still uploading or indexing when the question was asked: this answer may not have searched them.
-  noteUnsearched(names) {
-    if (names.length === 0) return;
-    const quoted = names.map((name) => `“${name}”`).join(", ");
-    const [verb, pronoun] = names.length === 1 ? ["was", "it"] : ["were", "them"];
-    this.footer.append(el("p", { class: "mark mark-unsearched" },
-      `${quoted} ${verb} still being indexed when you asked, so this answer may not include ${pronoun}. `
-      + "Ask again when it is ready."));
+  noteUnsearched(names, answer) {
+    const note = unsearchedNote(names, answer);
+    if (note) this.footer.append(el("p", { class: "mark mark-unsearched" }, note));
   }
 
   // With a Retry when trying again can help: not for a deleted chat, whose notice says what became of it.
@@ -374,7 +369,7 @@ export class Conversation {
         else if (type === "done") {
           answer = data.answer;
           view.finish(data);
-          if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched);
+          if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched, data.answer);
           ended = true;
         } else if (type === "error") {
           // The chat deleted while this answer was written is gone, as a 410 would say; anything else is busy.

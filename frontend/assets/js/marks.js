@@ -15,3 +15,14 @@ export function answerMark(kind, isGrounded, sources, evidenceReason = null) {
   if (kind === "generated" && sources.length > 0) return ["grounded", "Checked against your documents"];
   return null;
 }
+
+// Files still uploading or indexing when the question was asked: this answer may not have searched them. A file
+// the answer itself already names (Axiom says so of files its background jobs index) is not said twice.
+export function unsearchedNote(names, answer) {
+  const unnamed = names.filter((name) => !answer.includes(`“${name}”`));
+  if (unnamed.length === 0) return null;
+  const quoted = unnamed.map((name) => `“${name}”`).join(", ");
+  const [verb, pronoun] = unnamed.length === 1 ? ["was", "it"] : ["were", "them"];
+  return `${quoted} ${verb} still being indexed when you asked, so this answer may not include ${pronoun}. `
+    + "Ask again when it is ready.";
+}
