@@ -129,3 +129,15 @@ def test_no_piece_of_a_password_is_logged_by_the_reader_worker(capfd) -> None:
     assert document.pages[0].text == "Salary statement for March"
     logged = capfd.readouterr().err
     assert "E000" not in logged.upper() and "\ue000" not in logged
+
+
+def test_a_password_pypdf_normalises_opens_the_pdf_for_pdfium_too(caplog) -> None:
+    """pypdf maps and normalises an AES-256 password (SASLprep drops a zero-width space), pdfium does not: without
+    pdfium the pages without text would not be recognised nor the others read column by column."""
+    locked = pdf_files.encrypted(pdf_files.pdf(["Salary statement for March"]), "payroll")
+
+    with caplog.at_level(logging.WARNING):
+        document = load_document("salary.pdf", locked, password="pay\u200broll")
+
+    assert document.pages[0].text == "Salary statement for March"
+    assert "pdfium" not in caplog.text

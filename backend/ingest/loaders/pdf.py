@@ -11,9 +11,11 @@ file in this process, and is neither kept nor named in a log or an error."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import re
+import stringprep
 import unicodedata
 
 import pypdfium2
@@ -212,9 +214,21 @@ def _pdfium_document(name: str, data: bytes, password: str | None) -> pypdfium2.
     try:
         return pypdfium2.PdfDocument(data, password=password)
     except pypdfium2.PdfiumError:
+        normalised = _saslprep_mapped(password) if password is not None else None
+        if normalised != password:
+            with contextlib.suppress(pypdfium2.PdfiumError):
+                return pypdfium2.PdfDocument(data, password=normalised)
         log.warning("%s could not be opened by pdfium: its pages without text are skipped, the others read as drawn",
                     name, exc_info=True)
         return None
+
+
+def _saslprep_mapped(password: str) -> str:
+    """The password as pypdf tries an AES-256 PDF with it, and pdfium does not: mapped and normalised the way
+    SASLprep does (RFC 4013 §2.1-2.2: "a\u200bb" is "ab", a no-break space a space, "ﬁ" "fi"). Where SASLprep
+    then refuses it, pypdf uses it as given, which pdfium tried first."""
+    mapped = "".join(" " if stringprep.in_table_c12(c) else c for c in password if not stringprep.in_table_b1(c))
+    return unicodedata.normalize("NFKC", mapped)
 
 
 def _recognise_pages_without_text(
