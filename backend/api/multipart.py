@@ -119,7 +119,7 @@ class _FileCollector:
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
-        if self._in_password and self.password is not None:
+        if self._in_password:  # self.password is set with it
             if len(self.password) + (end - start) > _MAX_PASSWORD_BYTES:
                 raise _password_too_long()
             self.password.extend(data[start:end])
