@@ -37,8 +37,9 @@ SQLITE_FILE = "axiom.db"
 # Any constant works, as long as every Axiom process uses the same one: it names the lock in pg_locks.
 _MIGRATION_LOCK = zlib.crc32(b"axiom schema migrations")
 # A server thread holds a connection only for one store call; 30 at most per process, then calls wait (30 s).
-# hide_parameters: a database error's text (which is logged) names no bound value: a job's file and its password.
-_ENGINE = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30, "hide_parameters": True}
+# (With the pool, for both engines: hide_parameters, so a database error's text, which is logged, names no bound
+# value: a job's file, its password.)
+_POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30, "hide_parameters": True}
 
 
 class DatabaseUnavailable(AxiomError):
@@ -102,7 +103,7 @@ def create_database_engine(url: URL | str) -> Engine:
         # libpq waits for a server that accepted the connection but never answers (hung, or a network cut
         # swallowing its packets) as long as the operating system does, minutes: a bound, unless the URL sets one.
         timeout = {} if "connect_timeout" in url.query else {"connect_timeout": _CONNECT_TIMEOUT_SECONDS}
-        return create_engine(url, pool_pre_ping=True, connect_args=timeout, **_ENGINE)
+        return create_engine(url, pool_pre_ping=True, connect_args=timeout, **_POOL)
     if sqlite3.sqlite_version_info < MIN_SQLITE:  # RETURNING and DROP COLUMN, used by the stores and migrations
         raise DatabaseUnavailable(
             f"Axiom needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; this Python has SQLite "
@@ -111,7 +112,7 @@ def create_database_engine(url: URL | str) -> Engine:
         )
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": 30}, **_ENGINE)
+    engine = create_engine(url, connect_args={"timeout": 30}, **_POOL)
     event.listen(engine, "connect", _configure_sqlite)
     return engine
 
