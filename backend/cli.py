@@ -4,6 +4,7 @@ answerability` — the command line, over the same services as the API."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import sys
@@ -34,6 +35,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from backend.container import build_services
 
+    password = _password(args.password)
     services = build_services(settings)
     failures = 0
     try:
@@ -43,7 +45,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         services.chats.forget_deletion(args.chat)
         for path in args.files:
             try:
-                result = services.ingestion.ingest(args.chat, path.name, path.read_bytes(), password=args.password)
+                result = services.ingestion.ingest(args.chat, path.name, path.read_bytes(), password=password)
             except AxiomError as error:
                 failures += 1
                 print(f"FAILED  {path.name}: {error.message}")
@@ -54,6 +56,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         services.close()
     return 1 if failures else 0
+
+
+def _password(given: str | None) -> str | None:
+    """``--password``'s value; "-": asked for without echoing it (or one line of standard input, when that is not a
+    terminal), so it stays off the command line; "" or nothing: none."""
+    if given == "-":
+        given = getpass.getpass("PDF password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\r\n")
+    return given or None
 
 
 def _give_chat(services, chat_id: str, user_name: str) -> None:
@@ -284,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
         "owner, and no user reaches it while keys are on",
     )
     ingest.add_argument(
-        "--password", help="opens the PDFs among the files that need a password to open (others ignore it)",
+        "--password", help="opens the PDFs among the files that need a password to open (others ignore it). "
+        "A password written here is visible to other users of this computer (ps) and kept in the shell's "
+        "history: give \"-\" to be asked for it instead (or to read it from the first line of standard input)",
     )
     ingest.add_argument("files", nargs="+", type=_existing_file)
     ingest.set_defaults(run=_ingest)

@@ -124,10 +124,10 @@ def test_ask_prints_each_sources_page_labels(capsys) -> None:
     assert "  [Source 1, 2] book.xlsx (Sheet “Sales”, Sheet “Notes”)" in capsys.readouterr().out
 
 
-def _axiom(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+def _axiom(data_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
         [AXIOM, *args], env={**os.environ, "AXIOM_DATA_DIR": str(data_dir)},
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True, text=True, timeout=600, check=False, input=stdin,
     )
 
 
@@ -142,6 +142,19 @@ def test_ingest_opens_the_pdfs_needing_a_password_with_the_one_given(tmp_path: P
     assert wrong.returncode == 1 and "does not open it" in wrong.stdout and "guess" not in wrong.stdout
     assert opened.returncode == 0, opened.stdout + opened.stderr[-2000:]
     assert f"ok      {locked.name}: 1 pages" in opened.stdout and f"ok      {restricted.name}: 2 pages" in opened.stdout
+
+
+def test_ingest_reads_the_password_from_standard_input_off_the_command_line_and_an_empty_one_is_none(
+    tmp_path: Path, pdfs
+) -> None:
+    locked = pdfs / "encrypted_userpw_openpassword.pdf"
+    empty = _axiom(tmp_path / "data", "ingest", "--chat", "bank", "--password", "", str(locked))
+    piped = _axiom(tmp_path / "data", "ingest", "--chat", "bank", "--password", "-", str(locked),
+                   stdin="openpassword\n")
+
+    assert empty.returncode == 1 and f"“{locked.name}” is password-protected. Enter its password" in empty.stdout
+    assert piped.returncode == 0 and f"ok      {locked.name}: 1 pages" in piped.stdout, piped.stderr[-2000:]
+    assert "visible to other users" in " ".join(_axiom(tmp_path / "data", "ingest", "--help").stdout.split())
 
 
 @pytest.mark.parametrize(

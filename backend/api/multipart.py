@@ -13,6 +13,7 @@ for the request only, and never logged or echoed.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 
 from python_multipart import MultipartParser
@@ -118,7 +119,7 @@ class _FileCollector:
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
-        if self._in_password and self.password is not None:
+        if self._in_password:  # self.password is set with it
             if len(self.password) + (end - start) > _MAX_PASSWORD_BYTES:
                 raise _password_too_long()
             self.password.extend(data[start:end])
@@ -150,6 +151,9 @@ def _password(value: bytearray | None) -> str | None:
         raise ValidationFailed("The password is not valid UTF-8 text.", field=PASSWORD_FIELD) from None
     if len(password) > MAX_PASSWORD_CHARS:
         raise _password_too_long()
+    if any(unicodedata.category(character) == "Cc" for character in password):
+        # No one types one; and PostgreSQL cannot keep a NUL in the job that reads the file later.
+        raise ValidationFailed("The password contains a control character.", field=PASSWORD_FIELD)
     return password
 
 

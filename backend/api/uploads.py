@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 from backend.api.chats import Chats
 from backend.api.multipart import ReceivedFile
@@ -24,7 +23,7 @@ from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, Uploaded
 from backend.api.upload_budget import Reservation, UploadBudget
 from backend.errors import AxiomError, Conflict, TooLongForRequest
 from backend.ingest.jobs import IngestJobs
-from backend.ingest.loaders import base_filename
+from backend.ingest.loaders import base_filename, file_type_named
 from backend.ingest.reader import Patience
 from backend.ingest.service import IngestionService, ReadFile
 from backend.memory import release_free_memory
@@ -139,7 +138,7 @@ class DocumentUploads:
 
 def _opening(filename: str, password: str | None) -> str | None:
     """The password a job keeps for its file: a PDF's only (no other file is opened by one)."""
-    return password if PurePosixPath(base_filename(filename)).suffix.lower() == ".pdf" else None
+    return password if file_type_named(base_filename(filename)) == "pdf" else None
 
 
 def _characters(document: LoadedDocument) -> int:

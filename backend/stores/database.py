@@ -37,7 +37,9 @@ SQLITE_FILE = "axiom.db"
 # Any constant works, as long as every Axiom process uses the same one: it names the lock in pg_locks.
 _MIGRATION_LOCK = zlib.crc32(b"axiom schema migrations")
 # A server thread holds a connection only for one store call; 30 at most per process, then calls wait (30 s).
-_POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30}
+# (With the pool, for both engines: hide_parameters, so a database error's text, which is logged, names no bound
+# value: a job's file, its password.)
+_POOL = {"pool_size": 10, "max_overflow": 20, "pool_timeout": 30, "hide_parameters": True}
 
 
 class DatabaseUnavailable(AxiomError):

@@ -196,6 +196,15 @@ def test_a_password_longer_than_the_limit_or_sent_twice_is_400_without_echoing_i
     assert "bar" not in twice.text.replace("“", "")
 
 
+@pytest.mark.parametrize("password", ["fo\x00o", "foo\n", "\x85foo"])
+def test_a_password_with_a_control_character_is_400_without_echoing_it(client, pdfs, password):
+    """A NUL could not even be kept with a background job on PostgreSQL (it was a 500)."""
+    response = upload_locked(client, "bad", shared(pdfs, LONG_LOCKED), password=password, background="true")
+
+    assert_error(response, 400, "VALIDATION_ERROR", field="password")
+    assert "foo" not in response.text
+
+
 def test_a_password_exactly_at_the_limit_is_taken(client, pdfs):
     assert_error(
         upload_locked(client, "edge", shared(pdfs, SHORT_LOCKED), password="é" * 1024),  # 2,048 bytes

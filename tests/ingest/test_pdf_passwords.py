@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
 from backend.errors import UnreadableDocument
 from backend.ingest.loaders import load_document
+from backend.ingest.reader import DocumentReader, ReaderLimits
 from tests.support import documents, pdf_files
 
 # Each shared file that needs a password: its password, and a phrase of its text.
@@ -97,3 +99,45 @@ def test_owner_password_opens_it_too() -> None:
     locked = pdf_files.encrypted(pdf_files.pdf(["Board minutes"]), "user-secret")
 
     assert load_document("minutes.pdf", locked, password="owner-secret").pages[0].text == "Board minutes"
+
+
+# Not a character SASLprep keeps (private use): pypdf warns that it opens the AES-256 file with the password as
+# given, naming that character.
+UNNORMALISABLE = "pay\ue000roll"
+
+
+def test_no_piece_of_a_password_is_logged_while_it_opens_the_pdf_here(caplog) -> None:
+    locked = pdf_files.encrypted(pdf_files.pdf(["Salary statement for March"]), UNNORMALISABLE)
+    caplog.clear()  # pypdf warned while it encrypted the file, here
+
+    with caplog.at_level(logging.DEBUG):
+        document = load_document("salary.pdf", locked, password=UNNORMALISABLE)
+
+    assert document.pages[0].text == "Salary statement for March"
+    assert "E000" not in caplog.text.upper() and "\ue000" not in caplog.text
+
+
+def test_no_piece_of_a_password_is_logged_by_the_reader_worker(capfd) -> None:
+    """The worker, started here, writes its log to the stderr it inherits (captured at the descriptor)."""
+    locked = pdf_files.encrypted(pdf_files.pdf(["Salary statement for March"]), UNNORMALISABLE)
+    reader = DocumentReader(ReaderLimits())
+    try:
+        document = reader.read("salary.pdf", locked, password=UNNORMALISABLE)
+    finally:
+        reader.close()
+
+    assert document.pages[0].text == "Salary statement for March"
+    logged = capfd.readouterr().err
+    assert "E000" not in logged.upper() and "\ue000" not in logged
+
+
+def test_a_password_pypdf_normalises_opens_the_pdf_for_pdfium_too(caplog) -> None:
+    """pypdf maps and normalises an AES-256 password (SASLprep drops a zero-width space), pdfium does not: without
+    pdfium the pages without text would not be recognised nor the others read column by column."""
+    locked = pdf_files.encrypted(pdf_files.pdf(["Salary statement for March"]), "payroll")
+
+    with caplog.at_level(logging.WARNING):
+        document = load_document("salary.pdf", locked, password="pay\u200broll")
+
+    assert document.pages[0].text == "Salary statement for March"
+    assert "pdfium" not in caplog.text

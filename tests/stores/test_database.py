@@ -385,7 +385,8 @@ def test_parents_and_chunks_stored_before_page_labels_are_cited_as_pages_after_t
 
 def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_settings: Settings) -> None:
     """Revision 0004 moves each waiting job's file from ``job_files.data`` into one piece (and 0008, adding the
-    password column, keeps it: SQLite's batch mode must not rebuild ``job_files``, whose pieces cascade)."""
+    password column and dropping it again, keeps it: SQLite's batch mode must not rebuild ``job_files``, whose
+    pieces cascade)."""
     database_settings.data_dir.mkdir(parents=True)
     engine = create_database_engine(database_url(database_settings))
     config = alembic_config()
@@ -400,6 +401,12 @@ def test_a_job_file_waiting_when_the_pieces_revision_runs_is_kept(database_setti
             text("INSERT INTO job_files (job_id, filename, data) VALUES ('j1', 'dir/notes.txt', :data)"),
             {"data": b"waiting"},
         )
+    migrate(engine)
+
+    with engine.begin() as connection:  # and back to before the password column: the file waits on
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0007")
+        assert connection.execute(text("SELECT data FROM job_file_pieces")).scalars().all() == [b"waiting"]
     migrate(engine)
 
     claimed = JobStore(engine).claim("worker", 30.0)

@@ -4,13 +4,15 @@ its job cannot write its fate."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
 
 import pytest
-from sqlalchemy import Engine, event, func, select
+from sqlalchemy import Engine, event, exc, func, select, text
 
+from backend.stores.database import create_database_engine, migrate
 from backend.stores.jobs import PIECE_BYTES, JobRecord, JobStore
 from backend.stores.schema import job_file_pieces, job_files
 from backend.stores.schema import jobs as jobs_table
@@ -240,3 +242,20 @@ def test_a_job_without_a_password_keeps_none(database):
     store.add(job("job1"), "notes.pdf", b"%PDF")
 
     assert stored_passwords(database) == [None] and store.claim("w1", lease_seconds=60).password is None
+
+
+def test_a_database_error_names_none_of_the_values_sent_neither_password_nor_file(tmp_path, caplog):
+    """The error's text is what the API logs (backend/api/errors.py)."""
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'axiom.db'}")
+    migrate(engine)
+    with engine.begin() as db:  # a database refusing the file's row
+        db.execute(text("CREATE TRIGGER refuse BEFORE INSERT ON job_files BEGIN SELECT RAISE(ABORT, 'no'); END"))
+
+    password = os.urandom(8).hex()  # not in this file, whose lines the logged traceback quotes
+    with pytest.raises(exc.IntegrityError) as refused:
+        JobStore(engine).add(job("job1"), "a.pdf", b"%PDF", password=password)
+    engine.dispose()
+
+    logging.getLogger("test").exception("refused", exc_info=refused.value)
+    for told in (str(refused.value), caplog.text):
+        assert password not in told and "hidden" in told

@@ -48,6 +48,7 @@ _MULTIPART_BODY = {
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                         PASSWORD_FIELD: {
                             "type": "string", "format": "password", "writeOnly": True, "maxLength": MAX_PASSWORD_CHARS,
+                            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",  # no control character
                             "description": (
                                 "Opens the request's PDFs that need a password to open (422 `encrypted` without "
                                 "it, `wrong_password` when it does not open them); ignored by every other file. "

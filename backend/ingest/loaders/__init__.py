@@ -54,7 +54,8 @@ from backend.ingest.loaders.xlsx import load_xlsx
 from backend.models import LoadedDocument
 
 __all__ = [
-    "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "load_document", "normalise_text",
+    "FILE_TYPES_BY_EXTENSION", "OcrOptions", "PageProgress", "base_filename", "file_type_named", "load_document",
+    "normalise_text",
 ]
 
 FILE_TYPES_BY_EXTENSION = {".pdf": "pdf", ".txt": "txt", ".md": "md", ".markdown": "md", ".docx": "docx"}
@@ -107,13 +108,18 @@ def base_filename(filename: str) -> str:
     return unicodedata.normalize("NFC", visible).strip()
 
 
+def file_type_named(name: str) -> str | None:
+    """The type a file's name (its extension) says it is; None for a type Axiom does not read."""
+    return FILE_TYPES_BY_EXTENSION.get(PurePosixPath(name).suffix.lower())
+
+
 def _file_type(name: str) -> str:
-    extension = PurePosixPath(name).suffix.lower()
-    if extension not in FILE_TYPES_BY_EXTENSION:
+    file_type = file_type_named(name)
+    if file_type is None:
         supported = ", ".join(FILE_TYPES_BY_EXTENSION)
         raise UnsupportedFileType(
             f"“{name}” is not a supported file type. Supported types: {supported}.",
             filename=name,
             supported_extensions=list(FILE_TYPES_BY_EXTENSION),
         )
-    return FILE_TYPES_BY_EXTENSION[extension]
+    return file_type

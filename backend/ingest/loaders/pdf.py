@@ -11,9 +11,11 @@ file in this process, and is neither kept nor named in a log or an error."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import re
+import stringprep
 import unicodedata
 
 import pypdfium2
@@ -93,6 +95,8 @@ def _open_pdf(name: str, data: bytes, password: str | None) -> tuple[PdfReader, 
     """The PDF, decrypted, and the password that opened it (None: it needed none)."""
     try:
         reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            _quiet_password_warnings()
         if not reader.is_encrypted or _opens_with(reader, ""):
             return reader, None  # a password given for a file that needs none is ignored
         opened = password is not None and _opens_with(reader, password)
@@ -112,6 +116,14 @@ def _open_pdf(name: str, data: bytes, password: str | None) -> tuple[PdfReader, 
         reason=UnreadableDocument.WRONG_PASSWORD,
         filename=name,
     )
+
+
+def _quiet_password_warnings() -> None:
+    """pypdf warns when an AES-256 password cannot be normalised (SASLprep), naming the character that stopped it
+    ("private use character U+E000"): a piece of the password, in a log. Its other warnings there name none, and
+    its errors reach the caller as exceptions, so only warnings are given up. Set in the process that decrypts (a
+    reader worker, or this one), before it does."""
+    logging.getLogger("pypdf._encryption").setLevel(logging.ERROR)
 
 
 def _opens_with(reader: PdfReader, password: str) -> bool:
@@ -202,9 +214,21 @@ def _pdfium_document(name: str, data: bytes, password: str | None) -> pypdfium2.
     try:
         return pypdfium2.PdfDocument(data, password=password)
     except pypdfium2.PdfiumError:
+        normalised = _saslprep_mapped(password) if password is not None else None
+        if normalised != password:
+            with contextlib.suppress(pypdfium2.PdfiumError):
+                return pypdfium2.PdfDocument(data, password=normalised)
         log.warning("%s could not be opened by pdfium: its pages without text are skipped, the others read as drawn",
                     name, exc_info=True)
         return None
+
+
+def _saslprep_mapped(password: str) -> str:
+    """The password as pypdf tries an AES-256 PDF with it, and pdfium does not: mapped and normalised the way
+    SASLprep does (RFC 4013 §2.1-2.2: "a\u200bb" is "ab", a no-break space a space, "ﬁ" "fi"). Where SASLprep
+    then refuses it, pypdf uses it as given, which pdfium tried first."""
+    mapped = "".join(" " if stringprep.in_table_c12(c) else c for c in password if not stringprep.in_table_b1(c))
+    return unicodedata.normalize("NFKC", mapped)
 
 
 def _recognise_pages_without_text(

@@ -25,5 +25,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("job_files") as job_files:
-        job_files.drop_column("password")
+    # Not in batch mode (as in 0004): on SQLite that copies job_files and drops the original, which the foreign key
+    # of job_file_pieces would follow, deleting every waiting file's bytes. SQLite drops a column in place.
+    op.drop_column("job_files", "password")

@@ -28,23 +28,28 @@ const PASSWORD_REFUSALS = {
   wrong_password: "That password does not open this PDF. Check it and try again.",
 };
 
-let passwordInputs = 0; // ids for the password inputs' labels
+let uploadRows = 0; // ids for a row's status text (which describes its password input) and its input's label
 
 // One row in the uploads list: the file's name, a progress bar and what happened to it.
 class UploadRow {
   constructor(file, onDismiss) {
     this.name = file.name;
+    this.id = ++uploadRows;
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
-    this.status = el("span", { class: "upload-status" }, "Waiting…");
+    this.status = el("span", { class: "upload-status", id: `upload-status-${this.id}` }, "Waiting…");
     this.stop = el("button", {
       type: "button", class: "link-button", "aria-label": `Stop indexing ${file.name}`, hidden: true,
     }, "Stop");
+    // Brings back the password question a Cancel put away.
+    this.reopen = el("button", {
+      type: "button", class: "link-button", "aria-label": `Enter password of ${file.name}`, hidden: true,
+    }, "Enter password");
     this.node = el("li", { class: "upload", dataset: { state: "waiting" } },
       el("span", { class: "upload-name", dir: "auto", title: file.name }, file.name),
       el("button", {
         type: "button", class: "icon-button", "aria-label": `Dismiss ${file.name}`, onclick: () => onDismiss(this),
       }, "✕"),
-      this.bar, this.status, this.stop);
+      this.bar, this.status, this.stop, this.reopen);
   }
 
   // A background job can be stopped while it runs.
@@ -53,11 +58,27 @@ class UploadRow {
     this.stop.hidden = false;
   }
 
-  // A form in the row asking for the file's password: Enter (or Open) hands it to onPassword, Cancel drops it.
-  askPassword(onPassword, focus) {
-    const id = `upload-password-${++passwordInputs}`;
+  // A form in the row asking for the file's password: Enter (or Open) hands it to onPassword; Cancel (or
+  // Escape) puts it away, leaving a button that brings it back. The row's status (why it is asked, or that the
+  // last one was wrong) describes the input.
+  askPassword(onPassword, focus, wrong) {
+    const id = `upload-password-${this.id}`;
     const input = el("input", {
       type: "password", id, class: "key-input", autocomplete: "off", spellcheck: "false", required: true,
+      "aria-describedby": this.status.id, "aria-invalid": wrong && "true",
+    });
+    const cancel = () => {
+      form.remove();
+      this.reopen.hidden = false;
+      this.reopen.focus();
+    };
+    this.reopen.onclick = () => this.askPassword(onPassword, true, wrong);
+    this.reopen.hidden = true;
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.stopPropagation(); // cancels the question only, not the drawer around it
+        cancel();
+      }
     });
     const form = el("form", {
       class: "upload-password",
@@ -71,7 +92,7 @@ class UploadRow {
     el("label", { for: id }, "Password", el("span", { class: "visually-hidden" }, ` for ${this.name}`)), input,
     el("div", { class: "upload-password-actions" },
       el("button", { type: "submit", class: "button primary" }, "Open"),
-      el("button", { type: "button", class: "link-button", onclick: () => form.remove() }, "Cancel")));
+      el("button", { type: "button", class: "link-button", onclick: cancel }, "Cancel")));
     this.node.append(form);
     if (focus) input.focus();
   }
@@ -86,6 +107,7 @@ class UploadRow {
     this.bar.hidden = state === "ready" || state === "failed" || state === "cancelled";
     if (this.bar.hidden) this.stop.hidden = true;
     this.node.querySelector(".upload-password")?.remove(); // a new try, or its outcome, replaces the question
+    this.reopen.hidden = true;
   }
 }
 
@@ -242,8 +264,9 @@ export class DocumentsPanel {
       row.show("failed", refusal || error.message);
       if (refusal) {
         row.askPassword((typed) => {
+          row.show("waiting", "Waiting…", 0); // its try goes after the files queued before it
           this.queue = this.queue.then(() => this.upload(chatId, file, row, typed));
-        }, password !== null);
+        }, password !== null, error.details.reason === "wrong_password");
       }
       if (refusedAsDeleted(error)) this.onRefusedAsGone(chatId, file.name);
     }
