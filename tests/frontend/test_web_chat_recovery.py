@@ -336,3 +336,28 @@ def test_a_conversation_that_could_not_be_loaded_loads_once_axiom_answers_again(
     expect(page.locator(".message.user")).to_have_text("hi", timeout=COMES_BACK_MS)
     expect(page.locator(".message.failed")).to_have_count(0)
 
+
+def test_a_question_asked_while_the_conversation_could_not_be_loaded_is_kept_once_axiom_is_back(page: Page, web):
+    # Loading the conversation by itself once Axiom was back drew it again, over the question that failed
+    # meanwhile: its text was lost.
+    asked_in = open_new_chat(page, web.url)
+    page.get_by_label(QUESTION_BOX).fill("hi")
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.assistant .answer-text")).to_contain_text("Hello")
+    new_chat(page)
+    page.route(f"{web.url}/**", abort_api)
+    chat_item(page, asked_in).locator(".chat-select").click()
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+    question = "What did the board decide about the budget?"
+    page.get_by_label(QUESTION_BOX).fill(question)
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.failed")).to_have_count(2)
+
+    page.unroute_all()
+    # Waits with the page for Axiom: this runs after what waited for it before (the conversation's loading).
+    page.evaluate("""async () => {
+        const { whenBack } = await import('/assets/js/api.js');
+        await new Promise((resolve) => whenBack({ status: 0 }, resolve));
+    }""")
+    expect(page.locator(".message.user")).to_have_text([question])
+    expect(page.locator(".message.failed")).to_have_count(2)  # each with its Retry
