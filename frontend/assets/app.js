@@ -6,7 +6,7 @@ import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
 import { DocumentsPanel } from "./js/documents.js";
-import { $, showNotice } from "./js/dom.js";
+import { $, composing, showNotice } from "./js/dom.js";
 import { TabSync } from "./js/tabs.js";
 
 const layout = $("layout");
@@ -253,8 +253,7 @@ function describeEnter() {
 }
 
 question.addEventListener("keydown", (event) => {
-  // Enter that confirms an input method's composition is left alone.
-  if (event.key !== "Enter" || event.isComposing) return;
+  if (event.key !== "Enter" || composing(event)) return;
   if (event.ctrlKey || event.metaKey || (!event.shiftKey && !touch.matches)) {
     event.preventDefault();
     submitQuestion();

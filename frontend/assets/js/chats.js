@@ -1,7 +1,7 @@
 // The chat list: create, select, rename (inline), delete (confirmed), and catch up with other tabs' changes.
 import { api } from "./api.js";
 import { UNTITLED, mayMeanChatGone, titleFromQuestion } from "./catchup.js";
-import { $, confirmAction, el, icon } from "./dom.js";
+import { $, composing, confirmAction, el, icon } from "./dom.js";
 
 const TITLE_MAX = 100;
 
@@ -205,7 +205,7 @@ export class ChatList {
       }
     };
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.isComposing) finish(true); // not one that confirms an input method's word
+      if (event.key === "Enter" && !composing(event)) finish(true);
       if (event.key === "Escape") {
         event.stopPropagation(); // cancels the rename only, not the drawer around it
         finish(false);
