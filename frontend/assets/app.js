@@ -6,7 +6,7 @@ import { oneAtATime } from "./js/catchup.js";
 import { ChatList } from "./js/chats.js";
 import { Conversation } from "./js/conversation.js";
 import { DocumentsPanel } from "./js/documents.js";
-import { $, showNotice } from "./js/dom.js";
+import { $, composing, showNotice } from "./js/dom.js";
 import { TabSync } from "./js/tabs.js";
 
 const layout = $("layout");
@@ -70,6 +70,15 @@ function chatInUrl() {
 // or Forward knows which way it went, and can go on over an entry of the chat already open (one a dead chat's
 // entry became, or one left next to it when the open chat was deleted), where it would seem to do nothing.
 let position = window.history.state?.position ?? 0;
+// The history's length as last seen: an entry without a number that came with a change of it is a new one, after
+// the page's (an address typed in the address bar). One that came without it is an old one (left by a version of
+// the page that numbered none, and kept across reloads): where it lies is not known, so it is not stepped over.
+let entries = window.history.length;
+// The way a Back or Forward is going on over the open chat's entries: only that way, so it always ends.
+let skipping = 0;
+// The chat a Back or Forward is opening (the list is asked for again first): where a Back or Forward meanwhile
+// lands is compared with it, not with the chat still shown, whose entry it would go on over, out of the page.
+let opening = null;
 
 // One load at a time: a Retry clicked as Axiom comes back is the same load as the one that its coming back starts.
 let loading = null;
@@ -199,6 +208,7 @@ const chats = new ChatList({
     const hash = chatHash(chat);
     if (replace || !window.location.hash) window.history.replaceState({ position }, "", hash);
     else if (window.location.hash !== hash) window.history.pushState({ position: ++position }, "", hash);
+    entries = window.history.length;
     refused = null; // the chat left's: it is no longer for a notice here
     showTitle(chat);
     setPanel("chats", false);
@@ -243,8 +253,7 @@ function describeEnter() {
 }
 
 question.addEventListener("keydown", (event) => {
-  // Enter that confirms an input method's composition is left alone.
-  if (event.key !== "Enter" || event.isComposing) return;
+  if (event.key !== "Enter" || composing(event)) return;
   if (event.ctrlKey || event.metaKey || (!event.shiftKey && !touch.matches)) {
     event.preventDefault();
     submitQuestion();
@@ -283,20 +292,29 @@ window.addEventListener("popstate", async () => {
   const chatId = chatInUrl();
   const to = window.history.state?.position;
   const step = to === undefined ? 0 : Math.sign(to - position);
-  // An entry without a number is one the address bar added, after the page's.
-  position = to ?? position + 1;
-  if (to === undefined) window.history.replaceState({ position }, "", window.location.hash);
-  if (!chatId || !chats.current) return; // still loading: what loads is current
-  if (chatId === chats.currentId && step !== 0) {
-    window.history.go(step);
-    return;
+  const skipped = skipping;
+  skipping = 0;
+  if (to !== undefined) position = to;
+  else if (window.history.length !== entries) {
+    window.history.replaceState({ position: ++position }, "", window.location.hash);
   }
-  if (chatId !== chats.currentId) {
+  entries = window.history.length;
+  if (!chatId || !chats.current) return; // still loading: what loads is current
+  if (chatId === (opening ?? chats.currentId)) {
+    if (step !== 0 && skipped !== -step) {
+      skipping = step;
+      window.history.go(step);
+      return;
+    }
+    if (opening) return; // the Back or Forward opening it goes on
+  } else {
+    opening = chatId;
     try {
       await chats.sync();
     } catch {
       // the list as it was; a chat on it that is gone says so once opened (chatDeletedElsewhere)
     }
+    if (opening === chatId) opening = null;
     if (chatInUrl() !== chatId || !chats.current) return; // Back or Forward again meanwhile
   }
   if (chats.chats.some((chat) => chat.id === chatId)) chats.select(chatId);

@@ -176,15 +176,21 @@ def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(pag
     kept = new_chat(page)
     doomed = new_chat(page)
     chat_item(page, kept).locator(".chat-select").click()
-    expect_open(page, kept)  # the history: first, kept, doomed, kept
+    last = new_chat(page)  # the history: opened, first, kept, doomed, kept, last
     assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200
 
+    page.go_back()
+    expect_open(page, kept)
     page.go_back()  # onto the dead chat's entry, which the open chat takes the place of
     expect(page.locator("#notice")).to_contain_text("was deleted, so it cannot be opened again.")
     expect_open(page, kept)
     page.go_back()  # not onto the kept chat's own entry again, where Back would seem to do nothing
     expect_open(page, first)
     page.go_forward()
+    expect_open(page, kept)
+    page.go_forward()  # over both entries of the chat open, to the chat after them
+    expect_open(page, last)
+    page.go_back()
     expect_open(page, kept)
     page.go_back()
     expect_open(page, first)
@@ -197,6 +203,59 @@ def test_back_and_forward_step_over_the_entries_left_by_a_chat_deleted_since(pag
     page.go_back()
     expect_open(page, opened)
 
+
+def test_two_quick_backs_open_the_chat_two_entries_back_without_leaving_the_page(page: Page, web):
+    # The second Back came while the first one's chat was still opening (the list asked for again first): it was
+    # taken for one onto the chat still shown, and went on over it, out of the page.
+    page.goto("about:blank")
+    first = open_chat_list(page, web.url)
+    new_chat(page)
+    chat_item(page, first).locator(".chat-select").click()
+    expect_open(page, first)  # the history: about:blank, first, second, first
+    held: list[Route] = []
+    page.route("**/chats", lambda route: held.append(route) if route.request.method == "GET" else route.fallback())
+    listings: list[str] = []
+
+    def listed_twice(request) -> bool:  # the list asked for again by each Back
+        if request.url.endswith("/chats"):
+            listings.append(request.url)
+        return len(listings) == 2
+
+    with page.expect_request(listed_twice, timeout=10_000):
+        page.evaluate("""() => {
+            addEventListener('popstate', () => history.back(), { once: true });
+            history.back();
+        }""")
+    for route in held:
+        route.continue_()
+    page.unroute_all()
+    expect_open(page, first)
+    assert page.url.startswith(web.url)
+
+
+def test_back_and_forward_over_entries_an_older_page_left_do_not_go_on_by_themselves(page: Page, web):
+    # Chromium keeps the history across reloads: entries the page made before it numbered them have no number.
+    # One taken for new, numbered after the one left, and its neighbour of the same chat sent Back and Forward
+    # over each other without end.
+    first = open_chat_list(page, web.url)
+    second = new_chat(page)
+    page.evaluate(f"""() => {{
+        history.replaceState(null, '', '#chat={second}');
+        history.pushState(null, '', '#chat={second}');
+    }}""")  # as the older page left them: the open chat's entry twice (the second one once a deleted chat's)
+    page.reload()
+    expect_open(page, second)
+    page.evaluate("() => { window.moves = 0; addEventListener('popstate', () => { window.moves += 1; }); }")
+    page.go_back()  # onto the older entry of the chat open: where it lies is not known, so it is not stepped over
+    page.go_forward()
+    page.wait_for_timeout(500)  # time for a few hundred moves, had they gone on
+    assert page.evaluate("() => window.moves") == 2
+    expect_open(page, second)
+    page.go_back()
+    page.go_back()
+    expect_open(page, first)
+    page.go_forward()
+    expect_open(page, second)
 
 # Each /health the page asks for, at the page's (Playwright's fake) clock, and a promise that resolves once the
 # last one has failed or answered and the page has done what follows (its rejection's handlers are microtasks:
@@ -276,3 +335,29 @@ def test_a_conversation_that_could_not_be_loaded_loads_once_axiom_answers_again(
     page.unroute_all()  # back: no Retry is needed
     expect(page.locator(".message.user")).to_have_text("hi", timeout=COMES_BACK_MS)
     expect(page.locator(".message.failed")).to_have_count(0)
+
+
+def test_a_question_asked_while_the_conversation_could_not_be_loaded_is_kept_once_axiom_is_back(page: Page, web):
+    # Loading the conversation by itself once Axiom was back drew it again, over the question that failed
+    # meanwhile: its text was lost.
+    asked_in = open_new_chat(page, web.url)
+    page.get_by_label(QUESTION_BOX).fill("hi")
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.assistant .answer-text")).to_contain_text("Hello")
+    new_chat(page)
+    page.route(f"{web.url}/**", abort_api)
+    chat_item(page, asked_in).locator(".chat-select").click()
+    expect(page.locator(".message.failed .error-message")).to_have_text(UNREACHABLE)
+    question = "What did the board decide about the budget?"
+    page.get_by_label(QUESTION_BOX).fill(question)
+    page.keyboard.press("Enter")
+    expect(page.locator(".message.failed")).to_have_count(2)
+
+    page.unroute_all()
+    # Waits with the page for Axiom: this runs after what waited for it before (the conversation's loading).
+    page.evaluate("""async () => {
+        const { whenBack } = await import('/assets/js/api.js');
+        await new Promise((resolve) => whenBack({ status: 0 }, resolve));
+    }""")
+    expect(page.locator(".message.user")).to_have_text([question])
+    expect(page.locator(".message.failed")).to_have_count(2)  # each with its Retry

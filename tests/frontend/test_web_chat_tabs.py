@@ -237,6 +237,23 @@ def test_a_chat_deleted_by_another_client_is_left_when_the_tab_is_shown_again(pa
     expect(page.locator(".chat-item.current")).to_have_attribute("data-chat-id", kept)
 
 
+def test_deleting_a_chat_another_tab_deleted_while_the_dialog_was_open_ends_quietly(page: Page, web):
+    # The catch-up meanwhile took the chat off the list: its place there was lost, and looking for the chat that
+    # took it raised an error, shown in the notice as if the deletion had failed.
+    doomed = open_new_chat(page, web.url)
+    kept = new_chat(page)
+    chat_item(page, doomed).get_by_role("button", name=re.compile("^Delete")).click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    assert httpx.delete(f"{web.url}/chats/{doomed}").status_code == 200  # another tab or client
+    shown_again(page)
+    expect(chat_item(page, doomed)).to_have_count(0)
+
+    with page.expect_response(lambda response: response.request.method == "DELETE"):
+        dialog.get_by_role("button", name="Delete").click()
+    expect(chat_item(page, kept).locator(".chat-select")).to_be_focused()  # the open chat, not the page's start
+    expect(page.locator("#notice")).to_be_hidden()
+
 def test_an_upload_or_question_refused_because_the_chat_was_deleted_says_so_and_leaves_it(page: Page, web, tmp_path):
     # The real server refuses both with 410 CHAT_DELETED rather than making the chat again.
     kept = open_new_chat(page, web.url)

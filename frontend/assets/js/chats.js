@@ -1,7 +1,7 @@
 // The chat list: create, select, rename (inline), delete (confirmed), and catch up with other tabs' changes.
 import { api } from "./api.js";
 import { UNTITLED, mayMeanChatGone, titleFromQuestion } from "./catchup.js";
-import { $, confirmAction, el, icon } from "./dom.js";
+import { $, composing, confirmAction, el, icon } from "./dom.js";
 
 const TITLE_MAX = 100;
 
@@ -172,13 +172,7 @@ export class ChatList {
     try {
       if (this.chats.length === 0) this.chats = [await api.createChat()];
       if (chat.id === this.currentId) this.select(this.chats[0].id, { replace: true });
-      else {
-        this.render();
-        // The focus was on its Delete button, gone with it: it goes to the chat that took its place in the list,
-        // rather than back to the page's start.
-        const next = this.chats[Math.min(place, this.chats.length - 1)];
-        if (document.activeElement === document.body) this.focusChat(next);
-      }
+      else this.render();
     } catch (error) {
       // No chat left and none could be made: the list shows none (+ New chat tries again); the deletion is done.
       this.render();
@@ -187,6 +181,11 @@ export class ChatList {
       this.deleting.delete(chat.id);
       this.onChanged(); // after the new chat, so another tab left empty opens it rather than making its own
     }
+    // The focus was on its Delete button, gone with it: it goes to the chat that took its place in the list (the
+    // open one when a catch-up took it off the list while the dialog was open), not back to the page's start.
+    if (document.activeElement !== document.body) return;
+    const next = place >= 0 ? this.chats[Math.min(place, this.chats.length - 1)] : this.current;
+    if (next) this.focusChat(next);
   }
 
   startRename(item, chat) {
@@ -206,7 +205,7 @@ export class ChatList {
       }
     };
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.isComposing) finish(true); // not one that confirms an input method's word
+      if (event.key === "Enter" && !composing(event)) finish(true);
       if (event.key === "Escape") {
         event.stopPropagation(); // cancels the rename only, not the drawer around it
         finish(false);

@@ -236,11 +236,11 @@ export class Conversation {
     } catch (error) {
       if (this.chat !== chat) return;
       this.log.replaceChildren();
-      this.appendError(error, () => this.show(chat));
-      // Axiom away: it loads by itself once Axiom is back, unless it was drawn again (Retry) or left meanwhile.
-      const draws = this.draws;
+      const failed = this.appendError(error, () => this.show(chat));
+      // Axiom away: it loads by itself once Axiom is back, while that error is all it shows: not once it was left
+      // or drawn again (Retry), nor once asked in (loading it would wipe a question that failed, and its text).
       whenBack(error, () => {
-        if (this.chat === chat && this.draws === draws) this.show(chat);
+        if (this.chat === chat && failed.isConnected && this.log.childElementCount === 1) this.show(chat);
       });
       return;
     }
@@ -341,6 +341,7 @@ export class Conversation {
     const view = new AnswerView();
     view.fail(error, onRetry);
     this.log.append(view.node);
+    return view.node;
   }
 
   async ask(question) {

@@ -33,6 +33,12 @@ export function icon(name) {
   return svg;
 }
 
+// The Enter (or other key) that confirms an input method's word (Japanese, Chinese, Korean) is the input method's,
+// not the person's: Safari ends the composition before that keydown, which then says so only by its keyCode.
+export function composing(event) {
+  return event.isComposing || event.keyCode === 229;
+}
+
 export function $(id) {
   return document.getElementById(id);
 }
