@@ -25,6 +25,7 @@ the chat meanwhile, which then keeps it (so what that request stores is never le
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
@@ -76,8 +77,13 @@ class Chats:
         ingestion: IngestionService,
         memory: MemoryStore,
         jobs: IngestJobs,
+        *,
+        stop_answers: Callable[[str], None] | None = None,
     ) -> None:
+        """``stop_answers``: stops the answers being written in a chat (``RunningAnswers.stop_chat``), called when
+        the chat is deleted."""
         self._store = store
+        self._stop_answers = stop_answers
         self._documents = documents
         self._ingestion = ingestion
         self._memory = memory
@@ -237,7 +243,7 @@ class Chats:
         )
 
     def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted:
-        """The error of an answer stopped because its chat was deleted (``Answerer.stop_chat``), as the one of an
+        """The error of an answer stopped because its chat was deleted (``RunningAnswers.stop_chat``), as the one of an
         answer refused when saved."""
         deleted = self._store.deleted(chat_id)
         return chat_deleted_while(
@@ -280,6 +286,8 @@ class Chats:
         # Notes the deletion with the conversation's removal, first: from then on an answer still being written
         # or a file still being stored in the chat is refused, not left behind after the rest is gone.
         messages_deleted = self._memory.clear_chat(chat_id)
+        if self._stop_answers is not None:
+            self._stop_answers(chat_id)  # none could be saved now: the model is not kept busy writing them
         try:
             documents_deleted = self._ingestion.delete_chat(chat_id)
             self._jobs.forget_chat(chat_id)
