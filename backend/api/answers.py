@@ -121,10 +121,10 @@ class Answerer:
 
     def question(
         self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
-        message_field: str = "message",
+        message_field: str = "message", message_subject: str = "",
     ) -> Question:
         """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
-        named by a 400 about it. Raises ValidationFailed (400), ServerBusy (503),
+        named by a 400 about it, with ``message_subject`` the part of it that is the message (for a list). Raises ValidationFailed (400), ServerBusy (503),
         SessionOfAnotherChat or NotFound for another user's chat (404), Conflict for a new chat under another chat's
         session id (409), ChatWasDeleted (410) before anything runs or
         is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
@@ -132,7 +132,7 @@ class Answerer:
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
-            subject = "" if message_field == "message" else "the last user message "  # the question of a list
+            subject = f"{message_subject} " if message_subject else ""
             raise ValidationFailed(
                 f"Invalid {message_field}: {subject}{problem}.", field=message_field, max_chars=self._max_chars
             )
