@@ -5,6 +5,7 @@ import time
 import uuid
 
 import pytest
+import sqlalchemy
 
 from backend.errors import ChatWasDeleted
 from backend.rag.graph import (
@@ -321,6 +322,25 @@ def test_an_answer_whose_document_is_deleted_while_it_is_written_is_neither_sent
     assert result.answer.startswith("“care.txt”, which this answer was drawn from, was removed")
     saved = services.memory.history("s1")[1]
     assert saved.content == result.answer and saved.metadata["sources"] == []
+
+
+def test_saving_an_answer_reads_only_its_cited_documents_and_none_for_a_reply_without_sources(chat):
+    """Checking for removed sources read every document row of the chat for every answer, a greeting too."""
+    services, _ = chat(GROUNDED)
+    run = []
+
+    def record(_connection, _cursor, statement, *_args) -> None:
+        if "FROM documents" in statement:
+            run.append(statement)
+
+    sqlalchemy.event.listen(services.database, "before_cursor_execute", record)
+    try:
+        ask(services, "hi")
+        assert run == []
+        ask(services, "What water temperature do axolotls need?")
+        assert [s for s in run if "documents.document_id IN" in s and "documents.status" in s]  # when saved
+    finally:
+        sqlalchemy.event.remove(services.database, "before_cursor_execute", record)
 
 
 def test_an_answer_whose_chat_is_deleted_while_it_is_written_is_refused_without_a_sources_removed_reply(chat):
