@@ -286,8 +286,8 @@ class Chats:
         return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
 
     def delete(self, chat_id: str) -> DeletedChat:
-        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record.
-        Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
+        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record;
+        the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
         self.contents(chat_id)
         still_running = self._jobs.cancel_chat(chat_id)
         if still_running:
