@@ -26,6 +26,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
 from backend.api.chats import Chats
+from backend.api.running_answers import RunningAnswers
 from backend.conversations import Conversations
 from backend.errors import ServerBusy, ValidationFailed
 from backend.ids import validate_id
@@ -54,14 +55,6 @@ class Question:
 class Answered:
     answer: RAGAnswer
     message_id: str
-
-
-@dataclass(eq=False, slots=True)  # each run is its own: compared, and hashed, by identity
-class _Run:
-    """An answer being written, as ``stop_chat`` reaches it."""
-
-    cancel: threading.Event
-    chat_deleted: bool = False
 
 
 # The rules a message breaks, as the 400's message states them (also for the schema's checks, backend/api/errors.py).
@@ -111,7 +104,9 @@ class Answerer:
         max_chars: int,
         max_in_flight: int,
         default_chat_id: str,
+        running: RunningAnswers | None = None,
     ) -> None:
+        """``running``: the answers being written, shared with ``chats``, whose deletion stops them."""
         self._pipeline = pipeline
         self._memory = memory
         self._conversations = conversations
@@ -122,14 +117,14 @@ class Answerer:
         self._default_chat_id = default_chat_id
         self._in_flight = 0
         self._counting = threading.Lock()
-        self._runs: dict[str, set[_Run]] = {}  # by chat, under _counting
+        self._running = running or RunningAnswers()
 
     def question(
         self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
-        message_field: str = "message",
+        message_field: str = "message", message_subject: str = "",
     ) -> Question:
         """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
-        named by a 400 about it. Raises ValidationFailed (400), ServerBusy (503),
+        named by a 400 about it, with ``message_subject`` the part of it that is the message (for a list). Raises ValidationFailed (400), ServerBusy (503),
         SessionOfAnotherChat or NotFound for another user's chat (404), Conflict for a new chat under another chat's
         session id (409), ChatWasDeleted (410) before anything runs or
         is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
@@ -137,7 +132,7 @@ class Answerer:
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
-            subject = "" if message_field == "message" else "the last user message "  # the question of a list
+            subject = f"{message_subject} " if message_subject else ""
             raise ValidationFailed(
                 f"Invalid {message_field}: {subject}{problem}.", field=message_field, max_chars=self._max_chars
             )
@@ -168,28 +163,14 @@ class Answerer:
         )
 
     @contextmanager
-    def _answering(self, chat_id: str, run: _Run) -> Iterator[None]:
+    def _answering(self) -> Iterator[None]:
         with self._counting:
             self._in_flight += 1
-            self._runs.setdefault(chat_id, set()).add(run)
         try:
             yield
         finally:
             with self._counting:
                 self._in_flight -= 1
-                self._runs[chat_id].discard(run)
-                if not self._runs[chat_id]:
-                    del self._runs[chat_id]
-
-    def stop_chat(self, chat_id: str) -> None:
-        """Stops the answers being written in a chat just deleted: none could be saved (the deletion refuses them,
-        MemoryStore.add_exchange), so the model is not kept from other chats' questions writing them. Their
-        streams end with CHAT_DELETED, as if refused when saved. (Another replica's are refused when saved.)"""
-        with self._counting:
-            runs = list(self._runs.get(chat_id, ()))
-        for run in runs:
-            run.chat_deleted = True
-            run.cancel.set()
 
     def events(self, question: Question, cancel: threading.Event | None = None) -> Iterator[dict]:
         """The pipeline's events; the last is {"type": "result", "result": RAGAnswer, "message_id": str}.
@@ -198,12 +179,12 @@ class Answerer:
         does the same from another thread, and also reaches a question still waiting for the model (the events
         then end without a result).
         """
-        answering = _Run(cancel or threading.Event())
+        cancel = cancel or threading.Event()
         run = self._pipeline.stream(
-            question.message, chat_id=question.chat_id, session_id=question.session_id, cancel=answering.cancel
+            question.message, chat_id=question.chat_id, session_id=question.session_id, cancel=cancel
         )
         answered = False
-        with self._answering(question.chat_id, answering), closing(run):
+        with self._answering(), self._running.running(question.chat_id, cancel) as answering, closing(run):
             try:
                 for event in run:
                     if event["type"] == "result":

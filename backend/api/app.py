@@ -28,6 +28,7 @@ from backend.api.errors import (
 )
 from backend.api.head import HeadAsGet
 from backend.api.routes import chat, chats, documents, health, history, openai
+from backend.api.running_answers import RunningAnswers
 from backend.api.schemas import MESSAGE_MAX_CHARS
 from backend.api.settings import ApiSettings
 from backend.api.upload_budget import UploadBudget
@@ -73,13 +74,16 @@ def create_app(
         app.state.services = built
         app.state.api_settings = api_settings
         app.state.jobs = jobs
-        app.state.chats = Chats(built.chats, built.documents, built.ingestion, built.memory, jobs)
+        running = RunningAnswers()
+        app.state.chats = Chats(
+            built.chats, built.documents, built.ingestion, built.memory, jobs, stop_answers=running.stop_chat
+        )
         app.state.authenticator = Authenticator(built.users if built.settings.auth == "api-key" else None)
         app.state.answerer = Answerer(
             built.pipeline, built.memory, Conversations(built.memory, built.chats, built.documents),
             app.state.chats, built.llm.scheduler,
             max_chars=MESSAGE_MAX_CHARS, max_in_flight=api_settings.max_questions_in_flight,
-            default_chat_id=api_settings.default_chat_id,
+            default_chat_id=api_settings.default_chat_id, running=running,
         )
         app.state.uploads = DocumentUploads(
             built.ingestion, jobs, app.state.chats, UploadBudget(api_settings.upload_budget_bytes),

@@ -25,6 +25,7 @@ the chat meanwhile, which then keeps it (so what that request stores is never le
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
@@ -76,8 +77,13 @@ class Chats:
         ingestion: IngestionService,
         memory: MemoryStore,
         jobs: IngestJobs,
+        *,
+        stop_answers: Callable[[str], None] | None = None,
     ) -> None:
+        """``stop_answers``: stops the answers being written in a chat (``RunningAnswers.stop_chat``), called when
+        the chat is deleted."""
         self._store = store
+        self._stop_answers = stop_answers
         self._documents = documents
         self._ingestion = ingestion
         self._memory = memory
@@ -114,8 +120,9 @@ class Chats:
         else:
             exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
         deleted = self._deletion(chat_id, user)
-        if self._memory.chat_of(chat_id) not in (None, chat_id):
-            raise _session_of_another_chat(chat_id)
+        session_chat = self._memory.chat_of(chat_id)
+        if session_chat not in (None, chat_id):
+            raise self._session_of_another_chat(chat_id, session_chat, user)
         record = None if exists else self._store.create(title, owner=owner, chat_id=chat_id)
         if record is None:
             raise Conflict(
@@ -144,16 +151,29 @@ class Chats:
         record = self._record_reachable(chat_id, user) if user is not None else None
         made_again = record is None and self._deleted_but_made_again(chat_id, user, default=default)
         if record is None and not default:
-            self._refuse_another_chats_session(chat_id)
+            self._refuse_another_chats_session(chat_id, user)
         return made_again
 
-    def _refuse_another_chats_session(self, chat_id: str) -> None:
+    def _refuse_another_chats_session(self, chat_id: str, user: User | None) -> None:
         """Raises Conflict when a chat not made yet would take the id of another chat's session: the web UI asks
         in the session of its chat's id, so the chat would be listed with the other chat's conversation as its
         own, and asking there would be a 404. (``create`` refuses the same id.)"""
-        owner = self._memory.chat_of(chat_id)
-        if owner not in (None, chat_id) and self._store.get(chat_id) is None and not self._holds_anything(chat_id):
-            raise _session_of_another_chat(chat_id)
+        session_chat = self._memory.chat_of(chat_id)
+        if session_chat in (None, chat_id) or self._store.get(chat_id) is not None or self._holds_anything(chat_id):
+            return
+        raise self._session_of_another_chat(chat_id, session_chat, user)
+
+    def _session_of_another_chat(self, chat_id: str, session_chat: str, user: User | None) -> Conflict | NotFound:
+        """The refusal of ``chat_id`` as a new chat's id, being a session of ``session_chat``: NotFound when that
+        is another user's chat, as for every other way to learn of it; Conflict otherwise, naming a deleted
+        chat as such (its sessions stay its own: none is carried into another chat)."""
+        record = self._store.get(session_chat)
+        deleted = None if record is not None else self._store.deleted(session_chat)
+        owner = record.owner if record is not None else deleted.owner if deleted is not None else None
+        if user is not None and owner != user.user_id:
+            return _not_found(chat_id)
+        where = "a deleted chat" if deleted is not None else "another chat"
+        return Conflict(f"{chat_id} is the id of a conversation in {where}: choose another id.", chat_id=chat_id)
 
     def reachable_session(self, session_id: str, user: User | None) -> str:
         """``session_id`` when ``user`` may read or clear it: its chat (the chat it is bound to, or the chat of its
@@ -237,8 +257,8 @@ class Chats:
         )
 
     def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted:
-        """The error of an answer stopped because its chat was deleted (``Answerer.stop_chat``), as the one of an
-        answer refused when saved."""
+        """The error of an answer stopped because its chat was deleted (``RunningAnswers.stop_chat``), as the one
+        of an answer refused when saved."""
         deleted = self._store.deleted(chat_id)
         return chat_deleted_while(
             chat_id, deleted.title if deleted else None, doing="this answer was being written",
@@ -266,8 +286,8 @@ class Chats:
         return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
 
     def delete(self, chat_id: str) -> DeletedChat:
-        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record.
-        Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
+        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record;
+        the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
         self.contents(chat_id)
         still_running = self._jobs.cancel_chat(chat_id)
         if still_running:
@@ -280,6 +300,8 @@ class Chats:
         # Notes the deletion with the conversation's removal, first: from then on an answer still being written
         # or a file still being stored in the chat is refused, not left behind after the rest is gone.
         messages_deleted = self._memory.clear_chat(chat_id)
+        if self._stop_answers is not None:
+            self._stop_answers(chat_id)  # none could be saved now: the model is not kept busy writing them
         try:
             documents_deleted = self._ingestion.delete_chat(chat_id)
             self._jobs.forget_chat(chat_id)
@@ -325,10 +347,6 @@ def document_not_found(doc_id: str) -> NotFound:
 
 def session_not_found(session_id: str) -> NotFound:
     return NotFound(f"Session {session_id} has no messages.", session_id=session_id)
-
-
-def _session_of_another_chat(chat_id: str) -> Conflict:
-    return Conflict(f"{chat_id} is the id of a conversation in another chat: choose another id.", chat_id=chat_id)
 
 
 def _not_found(chat_id: str) -> NotFound:

@@ -84,14 +84,14 @@ NO_DOCUMENTS_REPLY = (
     "This chat has no documents yet. Upload a file (PDF, Word, PowerPoint, Excel, CSV, text, Markdown, HTML, EPUB "
     "or an image) and ask me about it."
 )
-# "Tell me more" about an answer whose documents were deleted since.
+# "Tell me more" about an answer whose documents were deleted since ({was}: "was" or "were").
 PREVIOUS_SOURCES_REMOVED_REPLY = (
-    "That answer came from {files}, which was removed from this chat since, so I will not build on it. Ask your "
-    "question again to search the documents still here."
+    "That answer came from {files}, which {was} removed from this chat since, so I will not build on it. Ask "
+    "your question again to search the documents still here."
 )
 # An answer whose documents were deleted while it was written.
 SOURCES_REMOVED_MID_ANSWER_REPLY = (
-    "{files}, which this answer was drawn from, was removed from this chat while it was being written, so the "
+    "{files}, which this answer was drawn from, {was} removed from this chat while it was being written, so the "
     "answer was not kept. Ask again to search the documents still here."
 )
 EXTRACTIVE_PREFIX = "I could not write an answer I can fully back up, so here is what your documents say:"

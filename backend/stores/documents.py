@@ -155,9 +155,11 @@ class DocumentStore:
             ).rowcount > 0
 
     def remove(self, document_id: str) -> None:
+        """Holding its chat's turn, as saving an answer that cites it does (``MemoryStore.add_exchange``)."""
         with self._engine.begin() as db:
             chat_id = _chat_of(db, document_id)
             if chat_id is not None:
+                take_turn(db, LockSpace.CHAT, chat_id)
                 db.execute(delete(documents).where(documents.c.document_id == document_id))
                 _bump_version(db, chat_id)
 

@@ -16,7 +16,9 @@ A chat can be deleted while an answer in it is being written. Deleting clears it
 deletion in one transaction (``clear_chat``), and an answer is saved naming its chat (``add_exchange``), in a
 transaction that checks for that note after its first write: both hold the chat's turn (PostgreSQL; SQLite's
 single writer does the same), so an answer is either saved before the chat's conversation is cleared, and cleared
-with it, or refused with ChatWasDeleted, never left behind in a chat that is gone.
+with it, or refused with ChatWasDeleted, never left behind in a chat that is gone. Likewise an answer citing documents
+(``add_exchange``'s ``cited``): removing a document holds its chat's turn too (``DocumentStore.remove``), so the
+answer is saved while they are all still ready, or refused with CitedDocumentsRemoved.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from backend.ids import validate_id
 from backend.llm.base import ChatMessage
 from backend.stores.chats import chat_deleted_while, note_deletion, noted_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
-from backend.stores.schema import messages, sessions
+from backend.stores.documents import READY
+from backend.stores.schema import documents, messages, sessions
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -45,6 +48,14 @@ _COLUMNS = (
     messages.c.id, messages.c.session_id, messages.c.role, messages.c.content, messages.c.metadata,
     messages.c.timestamp,
 )
+
+
+class CitedDocumentsRemoved(Exception):
+    """An answer not saved because documents it cites were removed from its chat while it was written."""
+
+    def __init__(self, document_ids: set[str]) -> None:
+        super().__init__(f"cited documents removed: {sorted(document_ids)}")
+        self.document_ids = document_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +96,13 @@ class MemoryStore:
 
     def add_exchange(
         self, session_id: str, question: str, answer: str, metadata: dict[str, Any] | None = None, *,
-        chat_id: str | None = None,
+        chat_id: str | None = None, cited: Iterable[str] = (),
     ) -> tuple[StoredMessage, StoredMessage]:
         """The user's question and the assistant's answer (with its metadata), both or neither. The same question
         kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy.
-        With ``chat_id``, the chat asked in: raises ChatWasDeleted, writing nothing, if it was deleted since."""
+        With ``chat_id``, the chat asked in: raises ChatWasDeleted, writing nothing, if it was deleted since;
+        then, with ``cited`` (the ids of the documents the answer cites, in that chat), CitedDocumentsRemoved if
+        any is no longer ready."""
         question_message, answer_message = (
             _new_message(session_id, "user", question, None),
             _new_message(session_id, "assistant", answer, metadata),
@@ -99,6 +112,7 @@ class MemoryStore:
             earlier = _unanswered_tail(db, question_message.session_id, question)
             _insert(db, question_message)
             _refuse_answer_in_deleted_chat(db, chat_id)
+            _refuse_answer_citing_removed_documents(db, set(cited))
             if earlier is not None:
                 db.execute(delete(messages).where(messages.c.id == earlier))
             _insert(db, answer_message)
@@ -259,6 +273,18 @@ def _refuse_answer_in_deleted_chat(db: Connection, chat_id: str | None) -> None:
             chat_id, deleted.title, doing="this answer was being written",
             lost="the question and its answer were not saved",
         )
+
+
+def _refuse_answer_citing_removed_documents(db: Connection, cited: set[str]) -> None:
+    """Raises CitedDocumentsRemoved if a cited document is no longer ready. Called holding the chat's turn, as
+    ``DocumentStore.remove`` does."""
+    if not cited:
+        return
+    ready = db.execute(
+        select(documents.c.document_id).where(documents.c.document_id.in_(cited), documents.c.status == READY)
+    ).scalars().all()
+    if len(ready) < len(cited):
+        raise CitedDocumentsRemoved(cited - set(ready))
 
 
 def _unanswered_tail(db: Connection, session_id: str, question: str) -> str | None:

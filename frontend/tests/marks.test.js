@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { answerMark, unsearchedNote } from "../assets/js/marks.js";
+import { answerMark, retryStatus, unsearchedNote } from "../assets/js/marks.js";
 
 const cited = [{ filename: "a.pdf", passages: [{ source_number: 1, page: 1, excerpt: "x" }] }];
 
@@ -39,4 +39,10 @@ test("a file still indexing is noted once: not when the answer already names it"
   assert.equal(unsearchedNote(["a.pdf"], "“a.pdf” is still being indexed, so it was not searched yet."), null);
   assert.match(unsearchedNote(["a.pdf", "b.pdf", "c.pdf"], "“a.pdf” is still being indexed."),
     /^“b.pdf”, “c.pdf” were still being indexed when you asked, so this answer may not include them\./);
+});
+
+test("a retry for removed sources is not called a rewrite", () => {
+  assert.equal(retryStatus("Not supported.", "rewrite"), "Rewriting the answer: Not supported.");
+  const removed = retryStatus("A document this answer cites was removed from the chat.", "sources_removed");
+  assert.ok(removed.startsWith("A document this answer cites was removed") && !removed.includes("Rewriting"));
 });

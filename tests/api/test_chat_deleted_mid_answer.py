@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from backend.api.chats import Chats
+from backend.ingest.jobs import IngestJobs
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload
 from tests.rag.scripted import ScriptedLLM
@@ -134,3 +136,22 @@ def test_deleting_a_chat_stops_the_answers_being_written_in_it(build_app_service
         assert events[-2] == "event: error" and "CHAT_DELETED" in events[-1]
         assert "was deleted while this answer was being written" in events[-1]
         assert llm.closed_streams == 1 and llm.words_streamed < 100 and len(llm.prompts) == 1
+
+
+def test_deleting_a_chat_stops_its_answers_once_its_conversation_is_cleared_before_its_documents_go(
+    make_services, tmp_path
+):
+    """Stopped by the deletion itself (Chats.delete), not after the slow removal of the chat's indexes: from the
+    clearing on, none of its answers could be saved."""
+    services = make_services(tmp_path / "data")
+    services.ingestion.ingest("c5", *NOTES)
+    services.memory.add_exchange("c5", "q", "a", chat_id="c5")
+    stopped = []
+
+    def stop_answers(chat_id: str) -> None:
+        stopped.append((chat_id, services.memory.has_conversation(chat_id), len(services.documents.list(chat_id))))
+
+    chats = Chats(services.chats, services.documents, services.ingestion, services.memory,
+                  IngestJobs(None, services.jobs, workers=0), stop_answers=stop_answers)
+    chats.delete("c5")
+    assert stopped == [("c5", False, 1)]

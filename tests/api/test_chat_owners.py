@@ -11,7 +11,7 @@ from sqlalchemy import Engine, event
 from backend.api.answers import Answerer
 from backend.api.chats import Chats
 from backend.conversations import Conversations
-from backend.errors import ChatWasDeleted, NotFound
+from backend.errors import ChatWasDeleted, Conflict, NotFound
 from backend.ingest.jobs import IngestJobs
 from backend.stores.chats import ChatStore
 from backend.stores.documents import DocumentStore, new_record
@@ -168,3 +168,27 @@ def test_a_deleted_chat_is_its_owners_to_be_told_about_and_another_users_to_be_r
         chats.claim("gone", BOB)
     assert refused.value.details == {"chat_id": "gone"}
     assert ChatStore(database).get("gone") is None
+
+
+def test_the_id_of_another_users_session_is_not_found_and_of_ones_own_a_conflict(
+    chats: Chats, database: Engine
+) -> None:
+    """A 409 told Bob that Alice's chat has a conversation of that id, where every other check answers 404."""
+    memory = MemoryStore(database)
+    chats.claim("alices", ALICE)
+    memory.bind("alices-side", "alices")
+
+    with pytest.raises(NotFound) as hidden:
+        chats.usable("alices-side", BOB)
+    assert hidden.value.details == {"chat_id": "alices-side"}
+    with pytest.raises(NotFound):
+        chats.create(None, BOB, chat_id="alices-side")
+    with pytest.raises(Conflict, match="conversation in another chat"):
+        chats.usable("alices-side", ALICE)
+
+    MemoryStore(database).clear_chat("alices")  # deleted: its sessions stay its own
+    ChatStore(database).remove("alices")
+    with pytest.raises(Conflict, match="alices-side is the id of a conversation in a deleted chat"):
+        chats.create(None, ALICE, chat_id="alices-side")
+    with pytest.raises(NotFound):
+        chats.usable("alices-side", BOB)

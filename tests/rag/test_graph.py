@@ -5,7 +5,9 @@ import time
 import uuid
 
 import pytest
+import sqlalchemy
 
+from backend.errors import ChatWasDeleted
 from backend.rag.graph import (
     route_after_check,
     route_after_gather,
@@ -15,6 +17,7 @@ from backend.rag.graph import (
     route_by_complexity,
     route_by_intent,
 )
+from backend.rag.nodes.remember import SOURCES_REMOVED_REASON
 from backend.rag.prompts import (
     BUSY_EVIDENCE_PREFIX,
     CLOSEST_PASSAGES_PREFIX,
@@ -314,9 +317,47 @@ def test_an_answer_whose_document_is_deleted_while_it_is_written_is_neither_sent
     result = events[-1]["result"]
     assert result.sources == [] and "16 and 18 degrees" not in result.answer
     assert "“care.txt”" in result.answer and "removed" in result.answer and result.answer_kind == "fixed"
-    assert events[-3]["type"] == "retry" and events[-2] == {"type": "token", "content": result.answer}
+    assert events[-3] == {"type": "retry", "reason": SOURCES_REMOVED_REASON, "code": "sources_removed"}
+    assert events[-2] == {"type": "token", "content": result.answer}
+    assert result.answer.startswith("“care.txt”, which this answer was drawn from, was removed")
     saved = services.memory.history("s1")[1]
     assert saved.content == result.answer and saved.metadata["sources"] == []
+
+
+def test_saving_an_answer_reads_only_its_cited_documents_and_none_for_a_reply_without_sources(chat):
+    """Checking for removed sources read every document row of the chat for every answer, a greeting too."""
+    services, _ = chat(GROUNDED)
+    run = []
+
+    def record(_connection, _cursor, statement, *_args) -> None:
+        if "FROM documents" in statement:
+            run.append(statement)
+
+    sqlalchemy.event.listen(services.database, "before_cursor_execute", record)
+    try:
+        ask(services, "hi")
+        assert run == []
+        ask(services, "What water temperature do axolotls need?")
+        assert [s for s in run if "documents.document_id IN" in s and "documents.status" in s]  # when saved
+    finally:
+        sqlalchemy.event.remove(services.database, "before_cursor_execute", record)
+
+
+def test_an_answer_whose_chat_is_deleted_while_it_is_written_is_refused_without_a_sources_removed_reply(chat):
+    """Deleting a chat clears its conversation, then removes its documents: an answer saved in between (or
+    on another replica) found its documents gone and was replaced by "… was removed from this chat" before it
+    was refused as deleted."""
+    services, _ = chat(GROUNDED, seconds_per_word=0.05)
+    events = []
+    with pytest.raises(ChatWasDeleted):
+        for event in services.pipeline.stream("What water temperature do axolotls need?", chat_id="pets",
+                                              session_id="s1"):
+            events.append(event)
+            if event["type"] == "token" and services.documents.list("pets"):
+                services.memory.clear_chat("pets")  # as Chats.delete does, in another request
+                services.ingestion.delete_chat("pets")
+    assert not any(e["type"] == "retry" for e in events)
+    assert not any("removed" in e.get("content", "") for e in events if e["type"] == "token")
 
 
 def test_a_question_that_would_wait_too_long_for_the_model_gets_the_evidence_answer(chat):

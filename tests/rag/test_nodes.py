@@ -13,7 +13,7 @@ from backend.rag.nodes.evidence import present_evidence
 from backend.rag.nodes.generate import generate
 from backend.rag.nodes.grade import grade_documents
 from backend.rag.nodes.groundedness import answer_extractively, check_groundedness
-from backend.rag.nodes.handlers import reply_not_found
+from backend.rag.nodes.handlers import reply_not_found, reply_sources_removed_mid_answer
 from backend.rag.nodes.intent import classify_intent
 from backend.rag.nodes.remember import remember
 from backend.rag.nodes.retrieve import retrieve
@@ -288,3 +288,14 @@ def test_remember_saves_the_exchange_with_its_metadata(deps):
     user, assistant = d.memory.history("s9")
     assert (user.content, assistant.content) == ("q?", "a [Source 1].")
     assert assistant.metadata["is_grounded"] is False and assistant.metadata["iterations"] == 2
+
+
+def test_the_reply_for_sources_removed_mid_answer_names_them_in_the_plural_when_there_are_several():
+    sources = [{"document_id": "d1", "filename": "a.pdf"}, {"document_id": "d2", "filename": "b.pdf"},
+               {"document_id": "d3", "filename": "c.pdf"}]
+    several = reply_sources_removed_mid_answer(sources, {"d1", "d2"})
+    assert several["answer"].startswith("“a.pdf” and “b.pdf”, which this answer was drawn from, were removed from")
+    assert several["answer_synthesized"] is False and several["sources"] == []
+    assert several["evidence_reason"] is None
+    one = reply_sources_removed_mid_answer(sources, {"d3"})
+    assert one["answer"].startswith("“c.pdf”, which this answer was drawn from, was removed from")

@@ -16,7 +16,8 @@ from backend.config import Settings
 from backend.errors import ChatWasDeleted, ValidationFailed
 from backend.stores.chats import ChatStore
 from backend.stores.database import open_database
-from backend.stores.memory import MemoryStore, MemoryWindows, StoredMessage
+from backend.stores.documents import DocumentStore, new_record
+from backend.stores.memory import CitedDocumentsRemoved, MemoryStore, MemoryWindows, StoredMessage
 from backend.stores.schema import messages
 
 THREADS = 8
@@ -445,6 +446,31 @@ def test_answers_saved_while_their_chat_is_deleted_are_either_cleared_with_it_or
         saved = sum(future.result() for future in saved)
     assert cleared == 2 * saved
     assert memory.history("racing") == []
+
+
+def test_an_answer_citing_a_document_removed_before_it_is_saved_is_refused_unless_its_chat_was_deleted(
+    memory: MemoryStore, database: Engine
+) -> None:
+    """The check of the cited documents is made when the answer is saved, holding the chat's turn, as removing a
+    document does: a document removed after an earlier check but before the save is not saved as cited."""
+    documents = DocumentStore(database)
+    for document_id in ("d1", "d2"):
+        record = new_record(document_id=document_id, chat_id="alpha", filename=f"{document_id}.txt",
+                            sha256=document_id, file_type="txt", size_bytes=1, page_count=1)
+        documents.begin(record)
+        documents.mark_ready(record, [], [])
+    memory.add_exchange("s1", "q1", "a1", chat_id="alpha", cited=["d1", "d2"])
+    documents.remove("d2")
+
+    with pytest.raises(CitedDocumentsRemoved) as removed:
+        memory.add_exchange("s1", "q2", "a2", chat_id="alpha", cited=["d1", "d2"])
+    assert removed.value.document_ids == {"d2"}
+    assert contents(memory.history("s1")) == ["q1", "a1"]
+    # A chat deleted (its conversation cleared, then its documents removed) refuses the answer as deleted: the
+    # answer is not replaced by one saying its documents were removed.
+    memory.clear_chat("alpha")
+    with pytest.raises(ChatWasDeleted):
+        memory.add_exchange("s1", "q3", "a3", chat_id="alpha", cited=["d2"])
 
 
 def test_the_session_named_after_a_chat_is_not_that_chats_once_bound_elsewhere(memory: MemoryStore) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from backend.api.deps import AnswererDep, ChatId, ChatsDep, UserDep
+from backend.api.deps import ChatId, ChatsDep, UserDep
 from backend.api.schemas import ChatDeleted, ChatList, ChatOut, ChatRename, NewChat, error_responses
 
 router = APIRouter(tags=["chats"])
@@ -32,9 +32,7 @@ def rename_chat(chat_id: ChatId, body: ChatRename, chats: ChatsDep) -> ChatOut:
 
 
 @router.delete("/chats/{chat_id}", response_model=ChatDeleted, responses=error_responses(400, 404, 409))
-def delete_chat(chat_id: ChatId, chats: ChatsDep, answerer: AnswererDep) -> ChatDeleted:
+def delete_chat(chat_id: ChatId, chats: ChatsDep) -> ChatDeleted:
     """Removes the chat's documents (from every index), its conversation and its name, and stops the answers
     being written in it. 409 while a background job is still indexing into it; nothing is removed then."""
-    deleted = chats.delete(chat_id)
-    answerer.stop_chat(chat_id)
-    return ChatDeleted.of(deleted)
+    return ChatDeleted.of(chats.delete(chat_id))

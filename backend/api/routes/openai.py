@@ -55,7 +55,8 @@ async def chat_completions(
     question = answerer.question(
         question_message.text(),
         chat_id=x_axiom_chat_id or metadata.get("chat_id"),
-        session_id=x_axiom_session_id or metadata.get("session_id"), user=user, message_field="messages",
+        session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
+        message_field="messages", message_subject="the last user message",
     )
     if body.stream:
         return stream_response(completion_chunks(answerer, question, model=api.model_name))

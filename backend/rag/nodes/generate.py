@@ -45,7 +45,8 @@ def _fit(messages: list[ChatMessage], deps: RAGDeps) -> list[ChatMessage]:
 def generate(state: RAGState, deps: RAGDeps) -> RAGState:
     iteration = state.get("iteration", 0)
     if iteration > 0:
-        emit({"type": "retry", "reason": "The previous answer was not fully supported by your documents."})
+        emit({"type": "retry", "reason": "The previous answer was not fully supported by your documents.",
+              "code": "rewrite"})
     context, used = build_context(
         state["relevant_documents"], deps.llm.count_tokens, deps.limits.context_budget_tokens
     )

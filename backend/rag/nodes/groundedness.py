@@ -71,7 +71,8 @@ def answer_extractively(state: RAGState, deps: RAGDeps) -> RAGState:
         status("busy", "Many questions are waiting for the model: here is what your documents say.")
     else:
         reason, prefix = "unsupported", EXTRACTIVE_PREFIX
-        emit({"type": "retry", "reason": "Showing the relevant passages instead of an unsupported answer."})
+        emit({"type": "retry", "reason": "Showing the relevant passages instead of an unsupported answer.",
+              "code": "extractive"})
     answer = f"{prefix}\n\n{quotes}"
     token(answer)
     return {

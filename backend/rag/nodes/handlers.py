@@ -4,7 +4,7 @@ that rework the previous answer (followup / simplify / deepen) from that answer'
 from __future__ import annotations
 
 from backend.llm.base import GenerationParams
-from backend.models import Chunk, Passage
+from backend.models import Chunk, Parent, Passage
 from backend.rag.answer_text import loop_start
 from backend.rag.citations import build_context, cited_sources, with_page_labels
 from backend.rag.deps import RAGDeps
@@ -18,6 +18,7 @@ from backend.rag.prompts import (
     NOT_ANSWERED_REPLY,
     NOT_FOUND_REPLY,
     PREVIOUS_SOURCES_REMOVED_REPLY,
+    SOURCES_REMOVED_MID_ANSWER_REPLY,
     SYSTEM_PROMPT,
     TRANSFORM_PROMPT,
     TRANSFORM_PROMPTS,
@@ -85,11 +86,9 @@ def reply_not_found(state: RAGState, deps: RAGDeps) -> RAGState:
     }
 
 
-def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:
-    """The passages the previous answer cited, read back from the document registry (still there if the
-    document was not deleted since)."""
-    parent_ids = [p["parent_id"] for source in sources for p in source.get("passages", [])]
-    parents = deps.documents.parents(parent_ids)
+def _previous_passages(sources: list[dict], parents: dict[str, Parent]) -> list[Passage]:
+    """The passages the previous answer cited, read back from the document registry (``parents``: still there
+    if the document was not deleted since)."""
     passages = []
     for source in sources:
         for cited in source.get("passages", []):
@@ -102,22 +101,33 @@ def _previous_passages(sources: list[dict], deps: RAGDeps) -> list[Passage]:
     return passages
 
 
-def removed_since(sources: list[dict], chat_id: str, deps: RAGDeps) -> list[str]:
-    """The files of an answer's sources that were deleted from the chat since they were found."""
-    present = {record.document_id for record in deps.documents.list(chat_id)}
-    return list(dict.fromkeys(s["filename"] for s in sources if s["document_id"] not in present))
+def _removed_files(sources: list[dict], removed_ids: set[str]) -> list[str]:
+    return list(dict.fromkeys(s["filename"] for s in sources if s["document_id"] in removed_ids))
+
+
+def _removed_reply(template: str, filenames: list[str]) -> str:
+    """``template`` naming the removed files, in the singular or the plural."""
+    return template.format(files=listed_files(filenames), was="was" if len(filenames) == 1 else "were")
+
+
+def reply_sources_removed_mid_answer(sources: list[dict], removed_ids: set[str]) -> RAGState:
+    """The reply in place of an answer citing documents (``removed_ids``) removed while it was written."""
+    reply = _removed_reply(SOURCES_REMOVED_MID_ANSWER_REPLY, _removed_files(sources, removed_ids))
+    return {**_fixed(reply, "fixed", "remember:sources removed"), "evidence_reason": None}
 
 
 def transform_previous(state: RAGState, deps: RAGDeps) -> RAGState:
     previous = deps.memory.last_exchange(state["session_id"], deps.windows.context)
     question, answer = previous
     sources = with_page_labels(answer.metadata.get("sources", []))  # an answer may predate page labels
-    removed = removed_since(sources, state["chat_id"], deps)
+    parents = deps.documents.parents(p["parent_id"] for source in sources for p in source.get("passages", []))
+    present = {parent.document_id for parent in parents.values()}  # only ready documents' parents are found
+    removed = [s["document_id"] for s in sources if s.get("passages") and s["document_id"] not in present]
     if removed:
         # Reworking it would cite, and repeat, documents the user removed.
-        reply = PREVIOUS_SOURCES_REMOVED_REPLY.format(files=listed_files(removed))
+        reply = _removed_reply(PREVIOUS_SOURCES_REMOVED_REPLY, _removed_files(sources, set(removed)))
         return _fixed(reply, "fixed", "transform:removed")
-    passages = _previous_passages(sources, deps)
+    passages = _previous_passages(sources, parents)
     context, _ = build_context(passages, deps.llm.count_tokens, deps.limits.context_budget_tokens)
     prompt = TRANSFORM_PROMPT.format(
         instruction=TRANSFORM_PROMPTS[state["detected_intent"]],

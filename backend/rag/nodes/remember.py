@@ -1,34 +1,37 @@
 from __future__ import annotations
 
 from backend.rag.deps import RAGDeps
-from backend.rag.nodes.events import emit, ensure_not_cancelled, token
-from backend.rag.nodes.handlers import listed_files, removed_since
-from backend.rag.prompts import SOURCES_REMOVED_MID_ANSWER_REPLY
+from backend.rag.nodes.events import emit, ensure_not_cancelled
+from backend.rag.nodes.handlers import reply_sources_removed_mid_answer
 from backend.rag.state import RAGState
+from backend.stores.memory import CitedDocumentsRemoved
 
-
-def _without_removed_sources(state: RAGState, deps: RAGDeps) -> RAGState:
-    """The answer in place of one citing a document deleted while it was written (its text was streamed, and
-    would be kept with citations nobody can open): a retry event, then a reply naming the removed files."""
-    removed = removed_since(state.get("sources", []), state["chat_id"], deps)
-    if not removed:
-        return {}
-    reply = SOURCES_REMOVED_MID_ANSWER_REPLY.format(files=listed_files(removed))
-    emit({"type": "retry", "reason": "A document this answer cites was removed from the chat."})
-    token(reply)
-    return {"answer": reply, "answer_kind": "fixed", "evidence_reason": None, "sources": [], "is_grounded": True,
-            "groundedness_score": 1.0}
+# The `retry` event's reason when the answer is replaced because documents it cites were removed: nothing is
+# rewritten, so a client labels it as it likes (the web chat does, frontend/assets/js/conversation.js).
+SOURCES_REMOVED_REASON = "A document this answer cites was removed from the chat."
 
 
 def remember(state: RAGState, deps: RAGDeps) -> RAGState:
     """Saves the question and the finished answer together, with what the UI and the context handlers need; never
     the answer of a run its caller stopped (whatever step noticed the Stop last), nor one in a chat deleted while
-    it was written (ChatWasDeleted, backend/stores/memory.py)."""
+    it was written (ChatWasDeleted, backend/stores/memory.py). An answer citing a document removed from the chat
+    while it was written (its text was streamed, and would be kept with citations nobody can open) is replaced:
+    a `retry` event, then a reply naming the removed files, saved instead."""
     ensure_not_cancelled()
-    replaced = _without_removed_sources(state, deps)
-    state = {**state, **replaced}
+    try:
+        _save(state, deps)
+    except CitedDocumentsRemoved as removed:
+        emit({"type": "retry", "reason": SOURCES_REMOVED_REASON, "code": "sources_removed"})
+        replaced = reply_sources_removed_mid_answer(state.get("sources", []), removed.document_ids)
+        _save({**state, **replaced}, deps)
+        return replaced
+    return {"processing_steps": ["remember"]}
+
+
+def _save(state: RAGState, deps: RAGDeps) -> None:
+    sources = state.get("sources", [])
     deps.memory.add_exchange(state["session_id"], state["question"], state["answer"], {
-        "sources": state.get("sources", []),
+        "sources": sources,
         "is_grounded": state.get("is_grounded", True),
         "groundedness_score": state.get("groundedness_score", 1.0),
         "intent": state.get("detected_intent"),
@@ -36,5 +39,4 @@ def remember(state: RAGState, deps: RAGDeps) -> RAGState:
         "evidence_reason": state.get("evidence_reason"),
         "query_complexity": state.get("query_complexity"),
         "iterations": state.get("iteration", 0),
-    }, chat_id=state["chat_id"])
-    return {**replaced, "processing_steps": ["remember"] if not replaced else ["remember:sources removed"]}
+    }, chat_id=state["chat_id"], cited=[source["document_id"] for source in sources])

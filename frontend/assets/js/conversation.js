@@ -4,7 +4,7 @@ import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js"
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
 import { $, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { answerMark, unsearchedNote } from "./marks.js";
+import { answerMark, retryStatus, unsearchedNote } from "./marks.js";
 
 
 const ERROR_TITLES = {
@@ -88,10 +88,10 @@ class AnswerView {
     this.pendingFrame ??= requestAnimationFrame(() => this.renderText());
   }
 
-  retry(reason) {
+  retry(reason, code) {
     this.text = "";
     this.renderText();
-    this.status(`Rewriting the answer: ${reason}`);
+    this.status(retryStatus(reason, code));
   }
 
   renderText() {
@@ -364,7 +364,7 @@ export class Conversation {
       await api.streamAnswer(chat.id, question, chat.session_id, run.controller.signal, (type, data) => {
         if (type === "status") view.status(data.message);
         else if (type === "token") view.token(data.content);
-        else if (type === "retry") view.retry(data.reason);
+        else if (type === "retry") view.retry(data.reason, data.code);
         else if (type === "sources") view.sources = data.sources;
         else if (type === "evidence") view.showEvidence(data.text);
         else if (type === "done") {

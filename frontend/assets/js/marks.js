@@ -26,3 +26,12 @@ export function unsearchedNote(names, answer) {
   return `${quoted} ${verb} still being indexed when you asked, so this answer may not include ${pronoun}. `
     + "Ask again when it is ready.";
 }
+
+// The status shown when the text streamed so far is dropped (a `retry` event). An answer citing a document removed
+// meanwhile is not rewritten: a reply saying so follows instead.
+export function retryStatus(reason, code) {
+  if (code === "sources_removed") {
+    return "A document this answer cites was removed from the chat, so it was not kept.";
+  }
+  return `Rewriting the answer: ${reason}`;
+}
