@@ -274,7 +274,11 @@ class IngestionService:
                 if isinstance(error, ChatWasDeleted):
                     # The vectors may have made the chat's collection again after its deletion (by another
                     # replica, which does not wait for this one's storing) removed it: none is left there empty.
-                    self._vectors.delete_chat_if_empty(chat_id)
+                    # Unless the chat was made again and another replica stores in it: holding the chat's turn,
+                    # with no document begun, the collection is not being written between its count and deletion.
+                    with self._documents.holding_chat_if_empty(chat_id) as empty:
+                        if empty:
+                            self._vectors.delete_chat_if_empty(chat_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:

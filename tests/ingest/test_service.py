@@ -5,13 +5,15 @@ import signal
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
 from tests.support import pdf_files
-from tests.support.replicas import replica_with
+from tests.support.replicas import replica_with, waiting_for_a_lock
+from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 
@@ -227,4 +229,43 @@ def test_a_file_whose_chat_another_replica_deletes_before_its_vectors_go_in_leav
         services.ingestion.ingest("gone", "notes.txt", b"Axolotls regrow their limbs completely.")
     assert not services.vectors.has_collection("gone")
     assert services.documents.incomplete() == [] and services.documents.list("gone") == []
+    services.database.dispose()
+
+
+def test_a_chat_made_again_while_a_refused_file_is_rolled_back_keeps_what_another_replica_stores_in_it(
+    make_services, tmp_path, chroma, new_database_url, monkeypatch
+):
+    """The chat is deleted and made again under its id (``POST /chats`` with it) while a file is stored in it: the
+    file is refused, and its roll-back removes the collection its vectors made again if that is empty, not the
+    one another replica is storing a file of the new chat in at that moment (Chroma cannot delete "if empty")."""
+    services = make_services(
+        tmp_path / "data", database_url=new_database_url("postgresql"), chroma_host=chroma.host,
+        chroma_port=chroma.port, chroma_timeout_seconds=5,
+    )
+    other = replica_with(services)
+    add, delete_chat = services.vectors.add, services.vectors.delete_chat
+
+    with ThreadPoolExecutor(1) as pool:
+        def other_stores_meanwhile(chat_id):  # the roll-back found the collection empty and is about to delete it
+            monkeypatch.setattr(services.vectors, "delete_chat", delete_chat)
+            storing["new"] = pool.submit(other.ingest, chat_id, "new.txt", b"Salamanders breathe through their skin.")
+            wait_for(lambda: storing["new"].done() or waiting_for_a_lock(services), "the other replica")
+            delete_chat(chat_id)
+
+        def made_again_then_add(chat_id, chunks, embeddings):  # orders the replicas' steps
+            monkeypatch.setattr(services.vectors, "add", add)
+            deleted_elsewhere(services, chat_id)
+            other.delete_chat(chat_id)
+            services.chats.forget_deletion(chat_id)
+            monkeypatch.setattr(services.vectors, "delete_chat", other_stores_meanwhile)
+            add(chat_id, chunks, embeddings)
+
+        storing = {}
+        monkeypatch.setattr(services.vectors, "add", made_again_then_add)
+        with pytest.raises(ChatWasDeleted):
+            services.ingestion.ingest("remade", "notes.txt", b"Axolotls regrow their limbs completely.")
+        stored = storing["new"].result(timeout=120)
+
+    assert [d.document_id for d in services.documents.list("remade")] == [stored.document_id]
+    assert stored_chunks(services, "remade") == (stored.chunk_count,) * 3
     services.database.dispose()
