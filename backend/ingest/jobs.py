@@ -30,11 +30,14 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 from backend.errors import AxiomError, Cancelled, VectorStoreUnreachable
 from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
 from backend.memory import release_free_memory
+from backend.stores.database import unavailable
 from backend.stores.jobs import UNFINISHED, ClaimedJob, JobRecord, JobState, JobStore
 
 log = logging.getLogger(__name__)
@@ -252,7 +255,15 @@ class IngestJobs:
             self._retry_later(record, error, running)
         except AxiomError as error:
             self._finish(record, "failed", error=error.to_body(), progress=running.progress)
-        except Exception:  # a worker must record every failure, or the job would look queued forever
+        except Exception as error:
+            if isinstance(error, DBAPIError) and unavailable(error) is not None:
+                # The database went away (a restart, a cut connection): an outage, as a dead worker is, not the
+                # file's fault. Left unfinished, the job's lease runs out and it is tried again (what this try
+                # half-stored rolled back first), up to INGEST_MAX_ATTEMPTS starts.
+                log.warning("ingestion job %s: the database was unreachable; it is tried again once its lease "
+                            "runs out: %s", record.job_id, error.orig)
+                return
+            # A worker must record every other failure, or the job would look queued forever.
             log.exception("ingestion job %s (%s) failed unexpectedly", record.job_id, record.filename)
             self._finish(record, "failed", error=_UNEXPECTED, progress=running.progress)
         else:

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from sqlalchemy import event, text
 
 from backend.errors import Cancelled, TooLongForRequest, UnreadableDocument
 from backend.ids import new_document_id
@@ -209,6 +210,42 @@ def test_a_document_stored_whole_before_its_worker_died_is_kept(services, jobs_s
     wait_for(lambda: jobs.get("chat1", job_id).finished, "the job taken over")
     assert jobs.get("chat1", job_id).state == "ready" and jobs.get("chat1", job_id).document_id == job_id
     jobs.close()
+
+
+def cut_once_writing_chunks(engine) -> threading.Event:
+    """The server ends the connection that writes a document's chunks (``DocumentStore.mark_ready``), once, as its
+    restart or a network cut does in the middle of a transaction; set to the event once it did."""
+    cut = threading.Event()
+
+    def cut_first(connection, cursor, statement, *_) -> None:
+        if statement.startswith("INSERT INTO chunks") and not cut.is_set():
+            cut.set()
+            with engine.begin() as admin:
+                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": cursor.connection.info.backend_pid})
+
+    event.listen(engine, "before_cursor_execute", cut_first)
+    return cut
+
+
+def test_a_job_whose_database_connection_is_cut_while_storing_is_tried_again_not_failed(
+    make_services, tmp_path, new_database_url
+):
+    """PostgreSQL restarting while a job writes its document is an outage, as a worker's death is, not a fault of
+    the file's: the job is tried again once its lease runs out and stored once, not failed "unexpectedly"."""
+    services = make_services(tmp_path / "data", database_url=new_database_url("postgresql"))
+    cut = cut_once_writing_chunks(services.database)
+    jobs = IngestJobs(services.ingestion, JobStore(services.database), lease_seconds=1.0, poll_seconds=0.2)
+
+    job = jobs.submit("chat1", "notes.txt", b"Axolotls regrow their limbs.")
+    wait_for(lambda: jobs.get("chat1", job.job_id).finished, "the job")
+
+    done = jobs.get("chat1", job.job_id)
+    assert cut.is_set() and (done.state, done.error) == ("ready", None)
+    assert services.jobs.get("chat1", job.job_id).attempts == 2
+    (stored,) = services.documents.list("chat1")
+    assert services.vectors.count("chat1") == services.keywords.count("chat1") == stored.chunk_count > 0
+    jobs.close()
+    services.database.dispose()
 
 
 def test_a_job_running_in_one_replica_is_cancelled_and_watched_from_another(services, jobs_store):
