@@ -359,6 +359,11 @@ class IngestionService:
             purged.append(record.document_id)
         return purged
 
+    def forget_gone_chats(self) -> list[str]:
+        """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied
+        through another replica); returns their ids."""
+        return self._keywords.forget_chats_except(self._documents.chats())
+
     def delete(self, chat_id: str, document_id: str) -> None:
         validate_id(chat_id, field="chat_id")
         validate_id(document_id, field="doc_id")

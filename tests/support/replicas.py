@@ -8,10 +8,10 @@ from sqlalchemy import text
 from backend.ingest.service import IngestionService, load_here
 
 
-def replica_with(services, *, vectors=None, embedder=None) -> IngestionService:
+def replica_with(services, *, vectors=None, embedder=None, keywords=None) -> IngestionService:
     return IngestionService(
         chunker=services.ingestion._chunker, embedder=embedder or services.embedder,
-        vectors=vectors or services.vectors, keywords=services.keywords, documents=services.documents,
+        vectors=vectors or services.vectors, keywords=keywords or services.keywords, documents=services.documents,
         load=load_here,
     )
 
