@@ -24,7 +24,6 @@ from backend.embeddings import Embedder
 from backend.errors import (
     AxiomError,
     Cancelled,
-    ChatWasDeleted,
     Conflict,
     NotFound,
     TooLongForRequest,
@@ -268,17 +267,9 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException as error:
+            except BaseException:
                 for prepared in begun:
                     self.roll_back(chat_id, prepared.record.document_id)
-                if isinstance(error, ChatWasDeleted):
-                    # The vectors may have made the chat's collection again after its deletion (by another
-                    # replica, which does not wait for this one's storing) removed it: none is left there empty.
-                    # Unless the chat was made again and another replica stores in it: holding the chat's turn,
-                    # with no document begun, the collection is not being written between its count and deletion.
-                    with self._documents.holding_chat_if_empty(chat_id) as empty:
-                        if empty:
-                            self._vectors.delete_chat_if_empty(chat_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:
@@ -336,9 +327,17 @@ class IngestionService:
             log.warning("the keyword index of %s could not be refreshed after an upload", chat_id, exc_info=True)
 
     def roll_back(self, chat_id: str, document_id: str) -> None:
-        """Removes whatever of the document was stored (nothing, if it was never begun)."""
+        """Removes whatever of the document was stored (nothing, if it was never begun), and the chat's vector
+        collection if no document is left in it: the chat's first file rolled back (a dead replica's, a job
+        cancelled), or one refused as its chat was deleted, whose vectors made the collection again after the
+        deletion (by another replica, which does not wait for this one's storing) removed it. Holding the chat's
+        turn with none of its documents begun: a chat made again meanwhile under the same id, in which another
+        replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one step)."""
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
+        with self._documents.holding_chat_if_empty(chat_id) as empty:
+            if empty:
+                self._vectors.delete_chat_if_empty(chat_id)
 
     def discard(self, chat_id: str, document_id: str) -> None:
         """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the

@@ -11,6 +11,8 @@ import pytest
 
 from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
+from backend.models import Chunk
+from backend.stores.documents import new_record
 from tests.support import pdf_files
 from tests.support.replicas import replica_with, waiting_for_a_lock
 from tests.support.waiting import wait_for
@@ -169,6 +171,23 @@ def test_progress_is_reported_up_to_done(services):
     text = "".join(f"Sentence {i} is about tides and moons. " for i in range(1500))  # ~160 chunks
     services.ingestion.ingest("chat1", "long.txt", text.encode(), seen.append)
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 2
+
+
+def test_a_chats_last_document_rolled_back_leaves_no_empty_collection(services):
+    """A replica that died storing a chat's first file (rolled back by the others' sweep, ``recover``), or a job
+    cancelled as it stored: the chat's vector collection went with the document, not left empty for good."""
+    kept = services.ingestion.ingest("chat2", "notes.txt", b"Axolotls regrow their limbs completely.")
+    record = new_record(
+        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    services.documents.begin(record)
+    services.vectors.add("chat1", [Chunk("left-p0-c0", "left-p0", "left", "left.txt", 1, "Axolotls")], [[0.1] * 384])
+
+    assert services.ingestion.recover() == ["left"]
+
+    assert not services.vectors.has_collection("chat1") and services.documents.list("chat1") == []
+    assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3
 
 
 def deleted_elsewhere(services, chat_id: str) -> None:
