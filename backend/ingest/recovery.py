@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from backend.ingest.jobs import warn_of
 from backend.ingest.service import IngestionService
 from backend.stores.jobs import JobStore
 
@@ -44,5 +45,5 @@ class RecoverySweep:
                     self._ingestion.forget_gone_chats()
                 else:  # what is still 'indexing' is this process's own upload
                     self._ingestion.purge_discarded()
-            except Exception:  # the database or the vector store is down: the next sweep tries again
-                log.warning("the recovery sweep failed; next in %.0f s", self._every_seconds, exc_info=True)
+            except Exception as error:  # noqa: BLE001 - a store is down: the next sweep tries again
+                warn_of(log, error, "the recovery sweep failed; next in %.0f s", self._every_seconds)

@@ -4,19 +4,24 @@ retried until it has been interrupted too often; job ids answer after a restart.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 import pytest
 from sqlalchemy import event, text
 
+from backend.config import Settings
 from backend.errors import Cancelled, TooLongForRequest, UnreadableDocument
 from backend.ids import new_document_id
 from backend.ingest.jobs import IngestJobs
 from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
+from backend.ingest.recovery import RecoverySweep
 from backend.ingest.service import IngestionService, load_here
+from backend.stores.database import create_database_engine, database_url, migrate
 from backend.stores.documents import new_record
 from backend.stores.jobs import JobRecord, JobStore
+from tests.support.postgres import PostgresServer, find_binaries
 from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
@@ -246,6 +251,33 @@ def test_a_job_whose_database_connection_is_cut_while_storing_is_tried_again_not
     assert services.vectors.count("chat1") == services.keywords.count("chat1") == stored.chunk_count > 0
     jobs.close()
     services.database.dispose()
+
+
+def test_workers_waiting_out_a_database_outage_log_a_line_per_try_not_a_traceback(
+    services, postgres_server, caplog
+):
+    """Every replica's workers poll for jobs, and its sweep runs, every few seconds: while the database is away each
+    try is one line naming the cause, not a stack trace each (thousands of lines in a minute's outage)."""
+    server = PostgresServer.start(find_binaries())  # of its own: no other test's connection waits while it is down
+    engine = create_database_engine(database_url(Settings(database_url=server.create_database())))
+    try:
+        migrate(engine)
+        store = JobStore(engine)
+        jobs = IngestJobs(services.ingestion, store, poll_seconds=0.05)
+        sweep = RecoverySweep(services.ingestion, store, every_seconds=0.05)
+        with caplog.at_level(logging.WARNING), server.down():
+            wait_for(lambda: {r.name for r in outage_lines(caplog)} == {"backend.ingest.jobs", "backend.ingest.recovery"},
+                     "a try of each", timeout=60)
+        sweep.close()
+        jobs.close()
+    finally:
+        engine.dispose()
+        server.stop()
+    assert all(r.exc_info is None and "database is unreachable" in r.message for r in outage_lines(caplog))
+
+
+def outage_lines(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.message.startswith(("claiming", "the recovery"))]
 
 
 def test_a_job_running_in_one_replica_is_cancelled_and_watched_from_another(services, jobs_store):
