@@ -35,6 +35,7 @@ from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
 from backend.memory import release_free_memory
+from backend.stores.database import outage
 from backend.stores.jobs import UNFINISHED, ClaimedJob, JobRecord, JobState, JobStore
 
 log = logging.getLogger(__name__)
@@ -225,8 +226,8 @@ class IngestJobs:
         while not self._stopping.is_set():
             try:
                 claimed = self._store.claim(self._worker, self._lease_seconds)
-            except Exception:  # the database is away: try again at the next poll
-                log.warning("claiming an ingestion job failed", exc_info=True)
+            except Exception as error:  # noqa: BLE001 - the database is away (warn_of logs the rest whole): next poll
+                warn_of(log, error, "claiming an ingestion job failed")
                 claimed = None
             if claimed is None:
                 self._wake.wait(self._poll_seconds)
@@ -257,7 +258,15 @@ class IngestJobs:
             self._retry_later(record, error, running)
         except AxiomError as error:
             self._finish(record, "failed", error=error.to_body(), progress=running.progress)
-        except Exception:  # a worker must record every failure, or the job would look queued forever
+        except Exception as error:
+            if outage(error) is not None:
+                # The database went away (a restart, a cut connection): an outage, as a dead worker is, not the
+                # file's fault. Left unfinished, the job's lease runs out and it is tried again (what this try
+                # half-stored rolled back first), up to INGEST_MAX_ATTEMPTS starts.
+                log.warning("ingestion job %s: the database was unreachable; it is tried again once its lease "
+                            "runs out: %s", record.job_id, error.orig)
+                return
+            # A worker must record every other failure, or the job would look queued forever.
             log.exception("ingestion job %s (%s) failed unexpectedly", record.job_id, record.filename)
             self._finish(record, "failed", error=_UNEXPECTED, progress=running.progress)
         else:
@@ -319,8 +328,8 @@ class IngestJobs:
         while not running.ended.wait(self._heartbeat_seconds):
             try:
                 cancel = self._store.heartbeat(running.job_id, self._worker, self._lease_seconds, running.progress)
-            except Exception:  # a missed beat costs nothing while the lease lasts
-                log.warning("renewing the lease of ingestion job %s failed", running.job_id, exc_info=True)
+            except Exception as error:  # noqa: BLE001 - a missed beat costs nothing while the lease lasts
+                warn_of(log, error, "renewing the lease of ingestion job %s failed", running.job_id)
                 continue
             if cancel is None:
                 log.warning("ingestion job %s was taken over by another worker; stopping", running.job_id)
@@ -339,3 +348,14 @@ class IngestJobs:
             return True
         log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
         return False
+
+
+def warn_of(logger: logging.Logger, error: Exception, message: str, *args: object) -> None:
+    """A failure the next try may not meet: a database or vector store outage as one line (every poll or sweep
+    repeats it until the server is back), anything else with its traceback."""
+    if outage(error) is not None:
+        logger.warning(message + ": the database is unreachable (%s)", *args, error.orig)
+    elif isinstance(error, VectorStoreUnreachable):
+        logger.warning(message + ": %s", *args, error.message)
+    else:
+        logger.warning(message, *args, exc_info=error)

@@ -7,6 +7,9 @@ within its request has no job: the process storing it says so by holding its doc
 replica sweeps every ``every_seconds`` (the jobs' lease: a dead replica's upload is recovered about as soon as
 its jobs are) and rolls back the documents still 'indexing' that nobody holds (``IngestionService.recover``).
 On SQLite one process uses the database and its start-up recovery is enough for the rest.
+
+The sweep also drops this replica's keyword (BM25) caches of chats deleted through another replica: nothing else
+would, since a deleted chat is never searched again.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from backend.ingest.jobs import warn_of
 from backend.ingest.service import IngestionService
 from backend.stores.jobs import JobStore
 
@@ -38,7 +42,8 @@ class RecoverySweep:
             try:
                 if self._jobs.shared:
                     self._ingestion.recover(keep=set(self._jobs.unfinished_ids()))
+                    self._ingestion.forget_gone_chats()
                 else:  # what is still 'indexing' is this process's own upload
                     self._ingestion.purge_discarded()
-            except Exception:  # the database or the vector store is down: the next sweep tries again
-                log.warning("the recovery sweep failed; next in %.0f s", self._every_seconds, exc_info=True)
+            except Exception as error:  # noqa: BLE001 - a store is down: the next sweep tries again
+                warn_of(log, error, "the recovery sweep failed; next in %.0f s", self._every_seconds)

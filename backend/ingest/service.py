@@ -24,7 +24,6 @@ from backend.embeddings import Embedder
 from backend.errors import (
     AxiomError,
     Cancelled,
-    ChatWasDeleted,
     Conflict,
     NotFound,
     TooLongForRequest,
@@ -271,13 +270,9 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException as error:
+            except BaseException:
                 for prepared in begun:
                     self.roll_back(chat_id, prepared.record.document_id)
-                if isinstance(error, ChatWasDeleted):
-                    # The vectors may have made the chat's collection again after its deletion (by another
-                    # replica, which does not wait for this one's storing) removed it: none is left there empty.
-                    self._vectors.delete_chat_if_empty(chat_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:
@@ -335,9 +330,17 @@ class IngestionService:
             log.warning("the keyword index of %s could not be refreshed after an upload", chat_id, exc_info=True)
 
     def roll_back(self, chat_id: str, document_id: str) -> None:
-        """Removes whatever of the document was stored (nothing, if it was never begun)."""
+        """Removes whatever of the document was stored (nothing, if it was never begun), and the chat's vector
+        collection if no document is left in it: the chat's first file rolled back (a dead replica's, a job
+        cancelled), or one refused as its chat was deleted, whose vectors made the collection again after the
+        deletion (by another replica, which does not wait for this one's storing) removed it. Holding the chat's
+        turn with none of its documents begun: a chat made again meanwhile under the same id, in which another
+        replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one step)."""
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
+        with self._documents.holding_chat_if_empty(chat_id) as empty:
+            if empty:
+                self._vectors.delete_chat_if_empty(chat_id)
 
     def discard(self, chat_id: str, document_id: str) -> None:
         """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
@@ -357,6 +360,11 @@ class IngestionService:
             self.roll_back(record.chat_id, record.document_id)
             purged.append(record.document_id)
         return purged
+
+    def forget_gone_chats(self) -> list[str]:
+        """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied
+        through another replica); returns their ids."""
+        return self._keywords.forget_chats_except(self._documents.chats())
 
     def delete(self, chat_id: str, document_id: str) -> None:
         validate_id(chat_id, field="chat_id")

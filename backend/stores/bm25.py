@@ -34,7 +34,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Protocol
@@ -44,7 +44,7 @@ import numpy as np
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from backend.errors import RetrievalFailed
-from backend.ids import collection_name
+from backend.ids import COLLECTION_PREFIX, collection_name
 from backend.models import Chunk, ScoredChunk
 from backend.retrieval.tokenize import Tokenizer
 
@@ -223,6 +223,20 @@ class BM25Store:
         with self._lock(name):
             self._path(name).unlink(missing_ok=True)
             self._loaded.pop(name, None)
+
+    def cached_chats(self) -> list[str]:
+        """The chats this replica holds a cache of, in memory or on disk, sorted."""
+        names = set(self._loaded) | {path.stem for path in self._cache_dir.glob(f"{COLLECTION_PREFIX}*.jsonl")}
+        return sorted(name.removeprefix(COLLECTION_PREFIX) for name in names)
+
+    def forget_chats_except(self, chat_ids: Container[str]) -> list[str]:
+        """Drops this replica's cache (index and file) of every other chat; returns their ids. Given the chats that
+        hold documents, it drops those deleted or emptied through another replica, which no search would (a deleted
+        chat is not searched). One that gains its first document meanwhile merely rebuilds at its next search."""
+        dropped = [chat_id for chat_id in self.cached_chats() if chat_id not in chat_ids]
+        for chat_id in dropped:
+            self.delete_chat(chat_id)
+        return dropped
 
     def search(self, chat_id: str, query: str, k: int) -> list[ScoredChunk]:
         """The ``k`` best chunks by raw BM25 score, best first; chunks with no query term are left out."""

@@ -76,6 +76,11 @@ def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
     )
 
 
+def outage(error: BaseException) -> DatabaseUnavailable | None:
+    """``unavailable`` for any error: None but for a database error saying the server cannot be reached."""
+    return unavailable(error) if isinstance(error, exc.DBAPIError) else None
+
+
 def _server_away(error: BaseException | None) -> bool:
     if not isinstance(error, psycopg.OperationalError):
         return False

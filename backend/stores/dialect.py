@@ -16,6 +16,7 @@ from enum import IntEnum
 
 from sqlalchemy import Connection, Engine, Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 
 
 class LockSpace(IntEnum):
@@ -55,8 +56,7 @@ def holding(engine: Engine, space: LockSpace, keys: Iterable[str]) -> Iterator[N
         try:
             yield
         finally:
-            for key in keys:
-                _advisory(connection, "pg_advisory_unlock", space, key)
+            _release(connection, space, keys)
 
 
 @contextmanager
@@ -72,7 +72,18 @@ def holding_if_free(engine: Engine, space: LockSpace, key: str) -> Iterator[bool
             yield free
         finally:
             if free:
-                _advisory(connection, "pg_advisory_unlock", space, key)
+                _release(connection, space, [key])
+
+
+def _release(connection: Connection, space: LockSpace, keys: Iterable[str]) -> None:
+    """Unlocks ``keys``. On a connection the server closed meanwhile (it restarted, or the connection was cut) the
+    server let go of them already: the block's work, done over other connections, is not failed for that."""
+    try:
+        for key in keys:
+            _advisory(connection, "pg_advisory_unlock", space, key)
+    except DBAPIError as error:
+        if not error.connection_invalidated:
+            raise
 
 
 def _advisory(connection: Connection, function: str, space: LockSpace, key: str):

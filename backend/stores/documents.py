@@ -120,6 +120,17 @@ class DocumentStore:
             current = self.get(record.chat_id, record.document_id) if free else None
             yield current is not None and current.status == INDEXING
 
+    @contextmanager
+    def holding_chat_if_empty(self, chat_id: str) -> Iterator[bool]:
+        """Whether the chat has no documents, not even one being stored; if so, no document is begun in it while the
+        block runs (``begin`` waits for the chat's turn), so vectors the block finds in the chat's collection are
+        no document's on its way. On SQLite nothing is held: one process uses it, and its chat locks keep its
+        storers apart."""
+        with self._engine.begin() as db:
+            take_turn(db, LockSpace.CHAT, chat_id)
+            anyone = db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id).limit(1))
+            yield anyone.first() is None
+
     def mark_ready(self, record: DocumentRecord, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
         """The document ``begin`` registered becomes 'ready', with its parents and chunks. Raises ChatWasDeleted,
         writing nothing, if its chat was deleted since: noted as deleted, or its row removed (the chat deleted and

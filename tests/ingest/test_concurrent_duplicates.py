@@ -10,11 +10,10 @@ import dataclasses
 import threading
 
 import pytest
-from sqlalchemy import text
 
 from backend.errors import Conflict
 from backend.ids import new_document_id
-from tests.support.replicas import replica_with
+from tests.support.replicas import replica_with, waiting_for_a_lock
 from tests.support.waiting import wait_for
 
 NOTES = b"Axolotls regrow their limbs. They live in the lakes of Mexico City and never leave the water."
@@ -61,15 +60,6 @@ class HeldEmbedder:
         return self._real.embed_documents(texts)
 
 
-def waiting_for_a_document(services) -> bool:
-    """Whether a process waits for another's document lock (``DocumentStore.storing``) right now."""
-    with services.database.connect() as db:
-        return bool(db.execute(text(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        )).scalar_one())
-
-
 def assert_stored_once_as(services, document_id: str, chunk_count: int) -> None:
     (listed,) = services.documents.list("chat1")
     assert listed.document_id == document_id and listed.chunk_count == chunk_count > 0
@@ -90,7 +80,7 @@ def test_a_file_the_first_replica_fails_to_store_after_the_duplicate_check_is_st
     """The second replica's duplicate check finds the first's document still being stored."""
     second_done = threading.Event()
     vectors = FailingVectors(
-        replica.vectors, until=lambda: waiting_for_a_document(replica) or second_done.is_set()
+        replica.vectors, until=lambda: waiting_for_a_lock(replica) or second_done.is_set()
     )
     first, second = replica_with(replica, vectors=vectors), replica_with(replica)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -106,7 +96,7 @@ def test_a_file_two_replicas_take_at_once_is_stored_by_the_second_when_the_first
     the first is still storing it, then the first fails."""
     second_done = threading.Event()
     vectors = FailingVectors(
-        replica.vectors, until=lambda: waiting_for_a_document(replica) or second_done.is_set()
+        replica.vectors, until=lambda: waiting_for_a_lock(replica) or second_done.is_set()
     )
     second_embedding = threading.Event()
     first_embedder = HeldEmbedder(replica.embedder, gate=second_embedding)  # the second checks before it begins
@@ -132,7 +122,7 @@ def test_a_file_the_first_replica_stores_is_a_duplicate_once_it_is_ready(replica
     class SlowVectors(FailingVectors):
         def add(self, chat_id, chunks, embeddings) -> None:  # stored, once the second waits (or answered)
             storing.set()
-            wait_for(lambda: waiting_for_a_document(replica) or second_done.is_set(), "the second replica")
+            wait_for(lambda: waiting_for_a_lock(replica) or second_done.is_set(), "the second replica")
             real_add(chat_id, chunks, embeddings)
 
     first = replica_with(replica, vectors=SlowVectors(replica.vectors, until=None))

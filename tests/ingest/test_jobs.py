@@ -4,18 +4,24 @@ retried until it has been interrupted too often; job ids answer after a restart.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 import pytest
+from sqlalchemy import event, text
 
+from backend.config import Settings
 from backend.errors import Cancelled, TooLongForRequest, UnreadableDocument
 from backend.ids import new_document_id
 from backend.ingest.jobs import IngestJobs
 from backend.ingest.reader import DocumentReader, Patience, ReaderLimits
+from backend.ingest.recovery import RecoverySweep
 from backend.ingest.service import IngestionService, load_here
+from backend.stores.database import create_database_engine, database_url, migrate
 from backend.stores.documents import new_record
 from backend.stores.jobs import JobRecord, JobStore
+from tests.support.postgres import PostgresServer, find_binaries
 from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
@@ -209,6 +215,69 @@ def test_a_document_stored_whole_before_its_worker_died_is_kept(services, jobs_s
     wait_for(lambda: jobs.get("chat1", job_id).finished, "the job taken over")
     assert jobs.get("chat1", job_id).state == "ready" and jobs.get("chat1", job_id).document_id == job_id
     jobs.close()
+
+
+def cut_once_writing_chunks(engine) -> threading.Event:
+    """The server ends the connection that writes a document's chunks (``DocumentStore.mark_ready``), once, as its
+    restart or a network cut does in the middle of a transaction; set to the event once it did."""
+    cut = threading.Event()
+
+    def cut_first(connection, cursor, statement, *_) -> None:
+        if statement.startswith("INSERT INTO chunks") and not cut.is_set():
+            cut.set()
+            with engine.begin() as admin:
+                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": cursor.connection.info.backend_pid})
+
+    event.listen(engine, "before_cursor_execute", cut_first)
+    return cut
+
+
+def test_a_job_whose_database_connection_is_cut_while_storing_is_tried_again_not_failed(
+    make_services, tmp_path, new_database_url
+):
+    """PostgreSQL restarting while a job writes its document is an outage, as a worker's death is, not a fault of
+    the file's: the job is tried again once its lease runs out and stored once, not failed "unexpectedly"."""
+    services = make_services(tmp_path / "data", database_url=new_database_url("postgresql"))
+    cut = cut_once_writing_chunks(services.database)
+    jobs = IngestJobs(services.ingestion, JobStore(services.database), lease_seconds=1.0, poll_seconds=0.2)
+
+    job = jobs.submit("chat1", "notes.txt", b"Axolotls regrow their limbs.")
+    wait_for(lambda: jobs.get("chat1", job.job_id).finished, "the job")
+
+    done = jobs.get("chat1", job.job_id)
+    assert cut.is_set() and (done.state, done.error) == ("ready", None)
+    assert services.jobs.get("chat1", job.job_id).attempts == 2
+    (stored,) = services.documents.list("chat1")
+    assert services.vectors.count("chat1") == services.keywords.count("chat1") == stored.chunk_count > 0
+    jobs.close()
+    services.database.dispose()
+
+
+def test_workers_waiting_out_a_database_outage_log_a_line_per_try_not_a_traceback(
+    services, postgres_server, caplog
+):
+    """Every replica's workers poll for jobs, and its sweep runs, every few seconds: while the database is away each
+    try is one line naming the cause, not a stack trace each (thousands of lines in a minute's outage)."""
+    server = PostgresServer.start(find_binaries())  # of its own: no other test's connection waits while it is down
+    engine = create_database_engine(database_url(Settings(database_url=server.create_database())))
+    try:
+        migrate(engine)
+        store = JobStore(engine)
+        jobs = IngestJobs(services.ingestion, store, poll_seconds=0.05)
+        sweep = RecoverySweep(services.ingestion, store, every_seconds=0.05)
+        with caplog.at_level(logging.WARNING), server.down():
+            wait_for(lambda: {r.name for r in outage_lines(caplog)} == {"backend.ingest.jobs", "backend.ingest.recovery"},
+                     "a try of each", timeout=60)
+        sweep.close()
+        jobs.close()
+    finally:
+        engine.dispose()
+        server.stop()
+    assert all(r.exc_info is None and "database is unreachable" in r.message for r in outage_lines(caplog))
+
+
+def outage_lines(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.message.startswith(("claiming", "the recovery"))]
 
 
 def test_a_job_running_in_one_replica_is_cancelled_and_watched_from_another(services, jobs_store):

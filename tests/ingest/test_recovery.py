@@ -8,7 +8,10 @@ import concurrent.futures
 import pytest
 
 from backend.ingest.recovery import RecoverySweep
+from backend.retrieval.tokenize import Tokenizer
+from backend.stores.bm25 import BM25Store
 from backend.stores.documents import INDEXING
+from tests.support.replicas import replica_with
 from tests.support.storing_process import left_behind_now, process_storing
 from tests.support.waiting import wait_for
 
@@ -34,6 +37,18 @@ def test_a_live_replicas_sweep_rolls_back_what_a_dead_replica_was_storing(replic
     finally:
         sweep.close()
     assert replica.documents.incomplete() == []
+
+
+def test_a_replicas_sweep_drops_its_keyword_cache_of_a_chat_deleted_through_another(replica, tmp_path):
+    other = replica_with(replica, keywords=BM25Store(tmp_path / "other", Tokenizer(), replica.documents))
+    replica.ingestion.ingest("gone", "notes.txt", b"Axolotls regrow their limbs completely.")
+    assert replica.keywords.cached_chats() == ["gone"]
+    sweep = RecoverySweep(replica.ingestion, replica.jobs, every_seconds=0.1)
+    try:
+        other.delete_chat("gone")
+        wait_for(lambda: replica.keywords.cached_chats() == [], "the sweep to drop the cache")
+    finally:
+        sweep.close()
 
 
 def test_a_starting_replica_rolls_back_at_once_what_a_dead_one_was_storing(replica, tmp_path, make_services):

@@ -5,13 +5,17 @@ import signal
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
+from backend.models import Chunk
+from backend.stores.documents import new_record
 from tests.support import pdf_files
-from tests.support.replicas import replica_with
+from tests.support.replicas import replica_with, waiting_for_a_lock
+from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
 
@@ -169,6 +173,23 @@ def test_progress_is_reported_up_to_done(services):
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 2
 
 
+def test_a_chats_last_document_rolled_back_leaves_no_empty_collection(services):
+    """A replica that died storing a chat's first file (rolled back by the others' sweep, ``recover``), or a job
+    cancelled as it stored: the chat's vector collection went with the document, not left empty for good."""
+    kept = services.ingestion.ingest("chat2", "notes.txt", b"Axolotls regrow their limbs completely.")
+    record = new_record(
+        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    services.documents.begin(record)
+    services.vectors.add("chat1", [Chunk("left-p0-c0", "left-p0", "left", "left.txt", 1, "Axolotls")], [[0.1] * 384])
+
+    assert services.ingestion.recover() == ["left"]
+
+    assert not services.vectors.has_collection("chat1") and services.documents.list("chat1") == []
+    assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3
+
+
 def deleted_elsewhere(services, chat_id: str) -> None:
     """What deleting the chat on another replica does first: notes its deletion (then removes what it holds)."""
     services.memory.clear_chat(chat_id)
@@ -227,4 +248,43 @@ def test_a_file_whose_chat_another_replica_deletes_before_its_vectors_go_in_leav
         services.ingestion.ingest("gone", "notes.txt", b"Axolotls regrow their limbs completely.")
     assert not services.vectors.has_collection("gone")
     assert services.documents.incomplete() == [] and services.documents.list("gone") == []
+    services.database.dispose()
+
+
+def test_a_chat_made_again_while_a_refused_file_is_rolled_back_keeps_what_another_replica_stores_in_it(
+    make_services, tmp_path, chroma, new_database_url, monkeypatch
+):
+    """The chat is deleted and made again under its id (``POST /chats`` with it) while a file is stored in it: the
+    file is refused, and its roll-back removes the collection its vectors made again if that is empty, not the
+    one another replica is storing a file of the new chat in at that moment (Chroma cannot delete "if empty")."""
+    services = make_services(
+        tmp_path / "data", database_url=new_database_url("postgresql"), chroma_host=chroma.host,
+        chroma_port=chroma.port, chroma_timeout_seconds=5,
+    )
+    other = replica_with(services)
+    add, delete_chat = services.vectors.add, services.vectors.delete_chat
+
+    with ThreadPoolExecutor(1) as pool:
+        def other_stores_meanwhile(chat_id):  # the roll-back found the collection empty and is about to delete it
+            monkeypatch.setattr(services.vectors, "delete_chat", delete_chat)
+            storing["new"] = pool.submit(other.ingest, chat_id, "new.txt", b"Salamanders breathe through their skin.")
+            wait_for(lambda: storing["new"].done() or waiting_for_a_lock(services), "the other replica")
+            delete_chat(chat_id)
+
+        def made_again_then_add(chat_id, chunks, embeddings):  # orders the replicas' steps
+            monkeypatch.setattr(services.vectors, "add", add)
+            deleted_elsewhere(services, chat_id)
+            other.delete_chat(chat_id)
+            services.chats.forget_deletion(chat_id)
+            monkeypatch.setattr(services.vectors, "delete_chat", other_stores_meanwhile)
+            add(chat_id, chunks, embeddings)
+
+        storing = {}
+        monkeypatch.setattr(services.vectors, "add", made_again_then_add)
+        with pytest.raises(ChatWasDeleted):
+            services.ingestion.ingest("remade", "notes.txt", b"Axolotls regrow their limbs completely.")
+        stored = storing["new"].result(timeout=120)
+
+    assert [d.document_id for d in services.documents.list("remade")] == [stored.document_id]
+    assert stored_chunks(services, "remade") == (stored.chunk_count,) * 3
     services.database.dispose()

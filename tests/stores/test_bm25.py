@@ -193,6 +193,22 @@ def test_deleting_the_chat_leaves_no_cache_file(store, documents, index_dir):
     assert [path.name for path in index_dir.iterdir()] == ["chat_chat-b.jsonl"]
 
 
+def test_a_replica_drops_its_cache_of_a_chat_deleted_through_another(store, documents, tmp_path):
+    """Nothing else would ever drop it (no one searches a deleted chat): its file and index stayed for good."""
+    other_replica = BM25Store(tmp_path / "other_replica", Tokenizer(), documents)
+    add(documents, "gone", [VACCINE])
+    add(documents, "kept", [BREAD])
+    assert other_replica.count("gone") == other_replica.count("kept") == 1
+    documents.remove_chat("gone")  # deleted through this replica
+    store.delete_chat("gone")
+
+    assert other_replica.forget_chats_except(documents.chats()) == ["gone"]
+
+    assert [path.name for path in (tmp_path / "other_replica").iterdir()] == ["chat_kept.jsonl"]
+    assert other_replica.cached_chats() == ["kept"]
+    assert other_replica.search("gone", "vaccine", k=5) == [] and other_replica.count("kept") == 1
+
+
 def test_chats_are_isolated(store, documents):
     add(documents, "chat-a", [make_chunk("doc-a", 0, "Mitochondria produce ATP for the cell.")])
     add(documents, "chat-b", [

@@ -4,7 +4,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from sqlalchemy import exc
+from sqlalchemy import exc, text
 
 from backend.errors import ChatWasDeleted
 from backend.models import Chunk, Parent
@@ -156,6 +156,27 @@ def test_a_document_another_process_is_storing_is_left_behind_only_once_that_pro
         replica.kill()
         replica.wait()
         wait_for(lambda: left_behind_now(store, being_stored), "the server to see the storing process gone")
+
+
+def test_a_document_stored_while_the_database_server_restarts_ends_stored_without_an_error(database):
+    """PostgreSQL restarted (or the connection cut) while the document's vectors were written: the server let go of
+    the storer's lock with its connection, so there is none to release at the end, and the document marked ready
+    once the server is back is stored, not a failed upload (or a failed job) whose document is listed all the
+    same."""
+    if database.dialect.name != "postgresql":
+        pytest.skip("SQLite holds no lock on a connection of its own")
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+
+    with store.storing(["d1"]):
+        with database.begin() as admin:  # every other connection cut, the one holding the lock among them
+            admin.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
+
+    assert store.get("chat1", "d1").status == READY
+    with store.left_behind(store.get("chat1", "d1")) as left:
+        assert not left
 
 
 def test_a_document_begun_in_a_deleted_chat_is_refused_and_nothing_is_written(database):
