@@ -104,7 +104,7 @@ class Answerer:
         max_chars: int,
         max_in_flight: int,
         default_chat_id: str,
-        running: RunningAnswers | None = None,
+        running: RunningAnswers,
     ) -> None:
         """``running``: the answers being written, shared with ``chats``, whose deletion stops them."""
         self._pipeline = pipeline
@@ -117,18 +117,18 @@ class Answerer:
         self._default_chat_id = default_chat_id
         self._in_flight = 0
         self._counting = threading.Lock()
-        self._running = running or RunningAnswers()
+        self._running = running
 
     def question(
         self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
         message_field: str = "message", message_subject: str = "",
     ) -> Question:
         """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
-        named by a 400 about it, with ``message_subject`` the part of it that is the message (for a list). Raises ValidationFailed (400), ServerBusy (503),
-        SessionOfAnotherChat or NotFound for another user's chat (404), Conflict for a new chat under another chat's
-        session id (409), ChatWasDeleted (410) before anything runs or
-        is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question refused
-        makes no chat)."""
+        named by a 400 about it, with ``message_subject`` the part of it that is the message (for a list). Raises
+        ValidationFailed (400), ServerBusy (503), SessionOfAnotherChat or NotFound for another user's chat (404),
+        Conflict for a new chat under another chat's session id (409), ChatWasDeleted (410) before anything runs
+        or is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question
+        refused makes no chat)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:
@@ -191,8 +191,10 @@ class Answerer:
                         event = {**event, "message_id": self._stored_answer_id(question, event["result"])}
                         answered = True
                     yield event
-            except Exception:
+            except Exception as error:
                 self._keep_question(question)
+                if answering.chat_deleted:  # the step's error is the deletion's doing
+                    raise self._chats.deleted_while_answering(question.chat_id) from error
                 raise
         if answering.chat_deleted and not answered:
             raise self._chats.deleted_while_answering(question.chat_id)

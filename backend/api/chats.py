@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from backend.errors import ChatWasDeleted, Conflict, NotFound, ValidationFailed
+from backend.errors import ChatWasDeleted, Conflict, NotFound, ServerBusy, ValidationFailed
 from backend.ingest.jobs import IngestJobs, Job
 from backend.ingest.service import IngestionService
 from backend.stores.chats import (
@@ -45,6 +45,8 @@ from backend.stores.users import User
 DEFAULT_TITLE = "New chat"
 
 MAX_TITLE_CHARS = 100
+# When to ask again after an answer stopped by a chat's deletion that then failed: at once, the chat is there.
+DELETION_FAILED_RETRY_AFTER_SECONDS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,7 @@ class Chats:
         memory: MemoryStore,
         jobs: IngestJobs,
         *,
-        stop_answers: Callable[[str], None] | None = None,
+        stop_answers: Callable[[str], None],
     ) -> None:
         """``stop_answers``: stops the answers being written in a chat (``RunningAnswers.stop_chat``), called when
         the chat is deleted."""
@@ -256,12 +258,18 @@ class Chats:
             chat_id=chat_id,
         )
 
-    def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted:
+    def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted | ServerBusy:
         """The error of an answer stopped because its chat was deleted (``RunningAnswers.stop_chat``), as the one
-        of an answer refused when saved."""
+        of an answer refused when saved; ServerBusy (503, to ask again) if that deletion failed since and the
+        chat is still there."""
         deleted = self._store.deleted(chat_id)
+        if deleted is None:
+            return ServerBusy(
+                "The chat's deletion failed, so this answer was stopped; ask again.",
+                retry_after_seconds=DELETION_FAILED_RETRY_AFTER_SECONDS, chat_id=chat_id,
+            )
         return chat_deleted_while(
-            chat_id, deleted.title if deleted else None, doing="this answer was being written",
+            chat_id, deleted.title, doing="this answer was being written",
             lost="the question and its answer were not saved",
         )
 
@@ -287,7 +295,8 @@ class Chats:
 
     def delete(self, chat_id: str) -> DeletedChat:
         """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record;
-        the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job is still storing its document after the wait: that last step is not cut."""
+        the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job is still
+        storing its document after the wait: that last step is not cut."""
         self.contents(chat_id)
         still_running = self._jobs.cancel_chat(chat_id)
         if still_running:
@@ -300,8 +309,7 @@ class Chats:
         # Notes the deletion with the conversation's removal, first: from then on an answer still being written
         # or a file still being stored in the chat is refused, not left behind after the rest is gone.
         messages_deleted = self._memory.clear_chat(chat_id)
-        if self._stop_answers is not None:
-            self._stop_answers(chat_id)  # none could be saved now: the model is not kept busy writing them
+        self._stop_answers(chat_id)  # none could be saved now: the model is not kept busy writing them
         try:
             documents_deleted = self._ingestion.delete_chat(chat_id)
             self._jobs.forget_chat(chat_id)

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from backend.api.chats import Chats
+from backend.errors import VectorStoreUnreachable
 from backend.ingest.jobs import IngestJobs
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload
@@ -58,6 +59,15 @@ def server(request, build_app_services, tmp_path_factory, new_database_url, llm)
 def deleted_while_answering(client: httpx.Client, llm: HeldAnswerLLM, chat_id: str, ask) -> tuple[dict, object]:
     """``ask()`` runs until its answer is written, then the chat is deleted, then the answer goes on to be saved;
     returns what the deletion reported and what ``ask()`` returned."""
+    deleted, asked = deleting_while_answering(client, llm, chat_id, ask)
+    assert deleted.status_code == 200, deleted.text
+    return deleted.json(), asked
+
+
+def deleting_while_answering(
+    client: httpx.Client, llm: HeldAnswerLLM, chat_id: str, ask
+) -> tuple[httpx.Response, object]:
+    """As ``deleted_while_answering``, whatever the deletion's response."""
     llm.hold.set()
     llm.written.clear()
     llm.release.clear()
@@ -69,8 +79,7 @@ def deleted_while_answering(client: httpx.Client, llm: HeldAnswerLLM, chat_id: s
         finally:
             llm.hold.clear()
             llm.release.set()
-        assert deleted.status_code == 200, deleted.text
-        return deleted.json(), asked.result()
+        return deleted, asked.result()
 
 
 def history(client: httpx.Client, session_id: str) -> httpx.Response:
@@ -116,6 +125,31 @@ def test_a_chat_deleted_while_an_answer_is_written_is_a_410_and_keeps_nothing(cl
     assert upload(client, "c1", NOTES).status_code == 200
     refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "c1", "session_id": "s3"})
     assert_error(refused, 404, "NOT_FOUND", session_id="s3", chat_id="c1")
+
+
+def test_an_answer_stopped_by_a_deletion_that_then_failed_is_a_503_to_ask_again_in_the_chat_still_there(
+    client, llm, server, monkeypatch
+):
+    """The answer is stopped as soon as the conversation is cleared, before the deletion fails: its chat is still
+    there, so it was not a 410 CHAT_DELETED but a failure to ask again."""
+    assert upload(client, "c6", NOTES).status_code == 200
+
+    def unreachable(chat_id: str) -> None:  # a stand-in for a Chroma server that went away: one cannot here
+        raise VectorStoreUnreachable("The vector store did not answer.")
+
+    monkeypatch.setattr(server.services.vectors, "delete_chat", unreachable)
+    deleted, answered = deleting_while_answering(
+        client, llm, "c6",
+        lambda: client.post("/chat/", json={"message": QUESTION, "chat_id": "c6", "session_id": "s6"}),
+    )
+    monkeypatch.undo()
+
+    assert_error(deleted, 503, "RETRIEVAL_FAILED")
+    refused = assert_error(answered, 503, "SERVER_BUSY", chat_id="c6")
+    assert refused["message"] == "The chat's deletion failed, so this answer was stopped; ask again."
+    again = client.post("/chat/", json={"message": QUESTION, "chat_id": "c6", "session_id": "s6"})
+    assert again.status_code == 200, again.text
+    assert "412 kilometres" in again.json()["answer"]
 
 
 def test_deleting_a_chat_stops_the_answers_being_written_in_it(build_app_services, tmp_path):

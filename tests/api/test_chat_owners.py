@@ -10,6 +10,7 @@ from sqlalchemy import Engine, event
 
 from backend.api.answers import Answerer
 from backend.api.chats import Chats
+from backend.api.running_answers import RunningAnswers
 from backend.conversations import Conversations
 from backend.errors import ChatWasDeleted, Conflict, NotFound
 from backend.ingest.jobs import IngestJobs
@@ -24,10 +25,18 @@ BOB = User(user_id="u-bob", name="bob")
 
 
 @pytest.fixture
-def chats(database: Engine) -> Chats:
+def running() -> RunningAnswers:
+    return RunningAnswers()
+
+
+@pytest.fixture
+def chats(database: Engine, running: RunningAnswers) -> Chats:
     # No ingestion service and no job workers: claiming only reads what the stores hold.
     jobs = IngestJobs(None, JobStore(database), workers=0)
-    return Chats(ChatStore(database), DocumentStore(database), None, MemoryStore(database), jobs)
+    return Chats(
+        ChatStore(database), DocumentStore(database), None, MemoryStore(database), jobs,
+        stop_answers=running.stop_chat,
+    )
 
 
 @contextmanager
@@ -141,12 +150,15 @@ def test_without_keys_nothing_is_claimed(chats: Chats, database: Engine) -> None
     assert run == ["SELECT"] and ChatStore(database).get("open") is None  # only whether it was deleted
 
 
-def test_without_keys_a_question_reads_once_whether_its_chat_was_deleted(chats: Chats, database: Engine) -> None:
+def test_without_keys_a_question_reads_once_whether_its_chat_was_deleted(
+    chats: Chats, database: Engine, running: RunningAnswers
+) -> None:
     memory = MemoryStore(database)
     conversations = Conversations(memory, ChatStore(database), DocumentStore(database))
     # Only the question's checks run: no pipeline or model scheduler is needed.
     answerer = Answerer(
-        None, memory, conversations, chats, None, max_chars=2_000, max_in_flight=8, default_chat_id="default"
+        None, memory, conversations, chats, None, max_chars=2_000, max_in_flight=8, default_chat_id="default",
+        running=running,
     )
 
     with statements(database, whole=True) as run:
