@@ -309,6 +309,17 @@ def _refuse_storing_in_deleted_chat(db: Connection, record: DocumentRecord, *, r
         )
 
 
+def ready_documents(db: Connection, document_ids: set[str]) -> set[str]:
+    """Which of ``document_ids`` are ready, as ``db``'s transaction sees them. To refuse an answer citing a
+    document removed meanwhile, read them holding the documents' chat's turn (``LockSpace.CHAT``), which
+    ``DocumentStore.remove`` holds, after the transaction's first write (SQLite's write lock)."""
+    if not document_ids:
+        return set()
+    return set(db.execute(
+        select(documents.c.document_id).where(documents.c.document_id.in_(document_ids), documents.c.status == READY)
+    ).scalars())
+
+
 def _chat_of(db: Connection, document_id: str) -> str | None:
     return db.execute(select(documents.c.chat_id).where(documents.c.document_id == document_id)).scalar_one_or_none()
 

@@ -38,8 +38,8 @@ from backend.ids import validate_id
 from backend.llm.base import ChatMessage
 from backend.stores.chats import chat_deleted_while, note_deletion, noted_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
-from backend.stores.documents import READY
-from backend.stores.schema import documents, messages, sessions
+from backend.stores.documents import ready_documents
+from backend.stores.schema import messages, sessions
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -102,7 +102,10 @@ class MemoryStore:
         kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy.
         With ``chat_id``, the chat asked in: raises ChatWasDeleted, writing nothing, if it was deleted since;
         then, with ``cited`` (the ids of the documents the answer cites, in that chat), CitedDocumentsRemoved if
-        any is no longer ready."""
+        any is no longer ready (``cited`` without ``chat_id`` is a ValueError: the check needs the chat's turn)."""
+        cited = set(cited)
+        if cited and chat_id is None:
+            raise ValueError("cited documents are checked in their chat: pass chat_id")
         question_message, answer_message = (
             _new_message(session_id, "user", question, None),
             _new_message(session_id, "assistant", answer, metadata),
@@ -112,7 +115,7 @@ class MemoryStore:
             earlier = _unanswered_tail(db, question_message.session_id, question)
             _insert(db, question_message)
             _refuse_answer_in_deleted_chat(db, chat_id)
-            _refuse_answer_citing_removed_documents(db, set(cited))
+            _refuse_answer_citing_removed_documents(db, cited)
             if earlier is not None:
                 db.execute(delete(messages).where(messages.c.id == earlier))
             _insert(db, answer_message)
@@ -278,13 +281,9 @@ def _refuse_answer_in_deleted_chat(db: Connection, chat_id: str | None) -> None:
 def _refuse_answer_citing_removed_documents(db: Connection, cited: set[str]) -> None:
     """Raises CitedDocumentsRemoved if a cited document is no longer ready. Called holding the chat's turn, as
     ``DocumentStore.remove`` does."""
-    if not cited:
-        return
-    ready = db.execute(
-        select(documents.c.document_id).where(documents.c.document_id.in_(cited), documents.c.status == READY)
-    ).scalars().all()
-    if len(ready) < len(cited):
-        raise CitedDocumentsRemoved(cited - set(ready))
+    removed = cited - ready_documents(db, cited)
+    if removed:
+        raise CitedDocumentsRemoved(removed)
 
 
 def _unanswered_tail(db: Connection, session_id: str, question: str) -> str | None:

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pytest
-from sqlalchemy import Engine, exc, select, text, update
+from sqlalchemy import Engine, event, exc, select, text, update
 
 from backend.config import Settings
 from backend.errors import ChatWasDeleted, ValidationFailed
@@ -19,6 +19,7 @@ from backend.stores.database import open_database
 from backend.stores.documents import DocumentStore, new_record
 from backend.stores.memory import CitedDocumentsRemoved, MemoryStore, MemoryWindows, StoredMessage
 from backend.stores.schema import messages
+from tests.support.waiting import BACKGROUND_WAIT_SECONDS, wait_for
 
 THREADS = 8
 WRITES_PER_THREAD = 50
@@ -36,6 +37,14 @@ ANSWER_METADATA = {
 @pytest.fixture
 def memory(database: Engine) -> MemoryStore:
     return MemoryStore(database)
+
+
+def ready_document(documents: DocumentStore, document_id: str) -> None:
+    """A document of chat "alpha", stored and ready."""
+    record = new_record(document_id=document_id, chat_id="alpha", filename=f"{document_id}.txt",
+                        sha256=document_id, file_type="txt", size_bytes=1, page_count=1)
+    documents.begin(record)
+    documents.mark_ready(record, [], [])
 
 
 def contents(messages: list[StoredMessage]) -> list[str]:
@@ -455,10 +464,7 @@ def test_an_answer_citing_a_document_removed_before_it_is_saved_is_refused_unles
     document does: a document removed after an earlier check but before the save is not saved as cited."""
     documents = DocumentStore(database)
     for document_id in ("d1", "d2"):
-        record = new_record(document_id=document_id, chat_id="alpha", filename=f"{document_id}.txt",
-                            sha256=document_id, file_type="txt", size_bytes=1, page_count=1)
-        documents.begin(record)
-        documents.mark_ready(record, [], [])
+        ready_document(documents, document_id)
     memory.add_exchange("s1", "q1", "a1", chat_id="alpha", cited=["d1", "d2"])
     documents.remove("d2")
 
@@ -471,6 +477,59 @@ def test_an_answer_citing_a_document_removed_before_it_is_saved_is_refused_unles
     memory.clear_chat("alpha")
     with pytest.raises(ChatWasDeleted):
         memory.add_exchange("s1", "q3", "a3", chat_id="alpha", cited=["d2"])
+
+
+def test_removing_a_document_waits_for_an_answer_citing_it_being_saved(memory: MemoryStore, database: Engine) -> None:
+    """Removing a document holds its chat's turn (``DocumentStore.remove``), so it cannot go between the saved
+    answer's check that the documents it cites are ready and its commit."""
+    documents = DocumentStore(database)
+    ready_document(documents, "d1")
+    checked, release, removing = threading.Event(), threading.Event(), threading.Event()
+    done = []
+
+    def hold_the_save(conn, cursor, statement, parameters, context, executemany) -> None:
+        if "held answer" in str(parameters):  # the answer's INSERT, after the check of the cited documents
+            checked.set()
+            assert release.wait(BACKGROUND_WAIT_SECONDS)
+        elif statement.startswith("DELETE FROM documents"):  # on SQLite the single writer then waits
+            removing.set()
+
+    def removal_waits() -> bool:
+        if database.dialect.name != "postgresql":
+            return removing.is_set()
+        with database.connect() as db:
+            return db.execute(text(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )).scalar_one() > 0
+
+    event.listen(database, "before_cursor_execute", hold_the_save)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            try:
+                saving = pool.submit(lambda: done.append(
+                    memory.add_exchange("s1", "q", "held answer", chat_id="alpha", cited=["d1"])
+                ))
+                assert checked.wait(BACKGROUND_WAIT_SECONDS)
+                removed = pool.submit(lambda: done.append(documents.remove("d1")))
+                wait_for(lambda: removed.done() or removal_waits(), "the removal to wait, or end")
+                assert not removed.done()  # still waiting for the save's turn
+            finally:
+                release.set()  # before the pool waits for its threads
+            saving.result(), removed.result()
+    finally:
+        event.remove(database, "before_cursor_execute", hold_the_save)
+
+    assert done[0] is not None and done[1] is None  # saved first, the document still ready at its check
+    assert contents(memory.history("s1")) == ["q", "held answer"]
+    assert documents.list("alpha") == []
+
+
+def test_cited_documents_are_checked_only_in_a_chat(memory: MemoryStore) -> None:
+    """The check holds the chat's turn, as removing a document does: without the chat it would prove nothing."""
+    with pytest.raises(ValueError, match="chat_id"):
+        memory.add_exchange("s1", "q", "a", cited=["d1"])
+    assert memory.history("s1") == []
 
 
 def test_the_session_named_after_a_chat_is_not_that_chats_once_bound_elsewhere(memory: MemoryStore) -> None:
