@@ -41,8 +41,8 @@ test("a file still indexing is noted once: not when the answer already names it"
     /^“b.pdf”, “c.pdf” were still being indexed when you asked, so this answer may not include them\./);
 });
 
-test("a retry for removed sources is not called a rewrite", () => {
+test("only a rewrite, which waits for the model, gets a retry status", () => {
   assert.equal(retryStatus("Not supported.", "rewrite"), "Rewriting the answer: Not supported.");
-  const removed = retryStatus("A document this answer cites was removed from the chat.", "sources_removed");
-  assert.ok(removed.startsWith("A document this answer cites was removed") && !removed.includes("Rewriting"));
+  assert.equal(retryStatus("Showing the relevant passages instead.", "extractive"), "");
+  assert.equal(retryStatus("A document this answer cites was removed from the chat.", "sources_removed"), "");
 });

@@ -7,7 +7,7 @@ from backend.rag.state import RAGState
 from backend.stores.memory import CitedDocumentsRemoved
 
 # The `retry` event's reason when the answer is replaced because documents it cites were removed: nothing is
-# rewritten, so a client labels it as it likes (the web chat does, frontend/assets/js/conversation.js).
+# rewritten, and the reply naming the removed files follows at once (the web chat shows no status for it).
 SOURCES_REMOVED_REASON = "A document this answer cites was removed from the chat."
 
 

@@ -27,11 +27,9 @@ export function unsearchedNote(names, answer) {
     + "Ask again when it is ready.";
 }
 
-// The status shown when the text streamed so far is dropped (a `retry` event). An answer citing a document removed
-// meanwhile is not rewritten: a reply saying so follows instead.
+// The status shown when the text streamed so far is dropped (a `retry` event), until the next token: only a
+// rewrite waits for the model. Any other retry's reply follows at once and says itself what happened (the
+// passages quoted instead, or the removed documents named), so a status would never be seen.
 export function retryStatus(reason, code) {
-  if (code === "sources_removed") {
-    return "A document this answer cites was removed from the chat, so it was not kept.";
-  }
-  return `Rewriting the answer: ${reason}`;
+  return code === "rewrite" ? `Rewriting the answer: ${reason}` : "";
 }
