@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from backend.api.chats import Chats
-from backend.errors import VectorStoreUnreachable
+from backend.errors import SynthesisFailed, VectorStoreUnreachable
 from backend.ingest.jobs import IngestJobs
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload
@@ -33,12 +33,15 @@ class HeldAnswerLLM(ScriptedLLM):
         self.hold = threading.Event()
         self.written = threading.Event()
         self.release = threading.Event()
+        self.fail_when_stopped = False  # as a model whose connection the stop cuts
 
     def stream(self, messages, params, cancelled=None):
         yield from super().stream(messages, params, cancelled)
         if self.hold.is_set():
             self.written.set()
             self.release.wait(BACKGROUND_WAIT_SECONDS)
+            if self.fail_when_stopped and cancelled is not None and cancelled():
+                raise SynthesisFailed("The model's connection was cut.")
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +128,22 @@ def test_a_chat_deleted_while_an_answer_is_written_is_a_410_and_keeps_nothing(cl
     assert upload(client, "c1", NOTES).status_code == 200
     refused = client.post("/chat/", json={"message": QUESTION, "chat_id": "c1", "session_id": "s3"})
     assert_error(refused, 404, "NOT_FOUND", session_id="s3", chat_id="c1")
+
+
+def test_an_answer_whose_step_fails_once_its_chat_deletion_stopped_it_is_a_410(client, llm, monkeypatch):
+    """The step's own error (here the model's, its stream cut by the stop) is the deletion's doing: the answer
+    ends as one stopped by the deletion, not as a failure to ask again in a chat that is gone."""
+    assert upload(client, "c7", NOTES).status_code == 200
+    monkeypatch.setattr(llm, "fail_when_stopped", True)
+
+    deleted, answered = deleted_while_answering(
+        client, llm, "c7",
+        lambda: client.post("/chat/", json={"message": QUESTION, "chat_id": "c7", "session_id": "s7"}),
+    )
+
+    assert deleted["messages_deleted"] == 0
+    refused = assert_error(answered, 410, "CHAT_DELETED", chat_id="c7")
+    assert "was deleted while this answer was being written" in refused["message"]
 
 
 def test_an_answer_stopped_by_a_deletion_that_then_failed_is_a_503_to_ask_again_in_the_chat_still_there(
