@@ -123,12 +123,12 @@ class Answerer:
         self, message: str, *, chat_id: str | None, session_id: str | None, user: User | None = None,
         message_field: str = "message", message_subject: str = "",
     ) -> Question:
-        """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came from,
-        named by a 400 about it, with ``message_subject`` the part of it that is the message (for a list). Raises
-        ValidationFailed (400), ServerBusy (503), SessionOfAnotherChat or NotFound for another user's chat (404),
-        Conflict for a new chat under another chat's session id (409), ChatWasDeleted (410) before anything runs
-        or is saved (only a new session's binding to its chat, and then a new chat's owner, are: a question
-        refused makes no chat)."""
+        """``chat_id`` None: the asker's default chat; ``message_field``: the body's field the message came
+        from, named by a 400 about it, with ``message_subject`` the part of it that is the message (for a
+        list). Raises ValidationFailed (400), ServerBusy (503), SessionOfAnotherChat or NotFound for
+        another user's chat (404), Conflict for a new chat under another chat's session id (409),
+        ChatWasDeleted (410) before anything runs or is saved (only a new session's binding to its chat,
+        and then a new chat's owner, are: a question refused makes no chat)."""
         text = message.strip()
         problem = _message_problem(text, self._max_chars)
         if problem is not None:

@@ -259,9 +259,9 @@ class Chats:
         )
 
     def deleted_while_answering(self, chat_id: str) -> ChatWasDeleted | ServerBusy:
-        """The error of an answer stopped because its chat was deleted (``RunningAnswers.stop_chat``), as the one
-        of an answer refused when saved; ServerBusy (503, to ask again) if that deletion failed since and the
-        chat is still there."""
+        """The error of an answer stopped because its chat was deleted (``RunningAnswers.stop_chat``), as the
+        one of an answer refused when saved; ServerBusy (503, to ask again) if that deletion failed since
+        and the chat is still there."""
         deleted = self._store.deleted(chat_id)
         if deleted is None:
             return ServerBusy(
@@ -294,9 +294,9 @@ class Chats:
         return _named(self._store.rename(chat_id, title, created_at=began), len(documents))
 
     def delete(self, chat_id: str) -> DeletedChat:
-        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and record;
-        the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job is still
-        storing its document after the wait: that last step is not cut."""
+        """Its background jobs (cancelled), documents, vector collection, keyword index, conversation and
+        record; the answers being written in it are stopped (``stop_answers``). Refused (409) only if a job
+        is still storing its document after the wait: that last step is not cut."""
         self.contents(chat_id)
         still_running = self._jobs.cancel_chat(chat_id)
         if still_running:

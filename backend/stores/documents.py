@@ -316,7 +316,8 @@ def ready_documents(db: Connection, document_ids: set[str]) -> set[str]:
     if not document_ids:
         return set()
     return set(db.execute(
-        select(documents.c.document_id).where(documents.c.document_id.in_(document_ids), documents.c.status == READY)
+        select(documents.c.document_id)
+        .where(documents.c.document_id.in_(document_ids), documents.c.status == READY)
     ).scalars())
 
 

@@ -102,7 +102,8 @@ class MemoryStore:
         kept unanswered by the attempt just before (see keep_unanswered) is replaced, so a retry leaves one copy.
         With ``chat_id``, the chat asked in: raises ChatWasDeleted, writing nothing, if it was deleted since;
         then, with ``cited`` (the ids of the documents the answer cites, in that chat), CitedDocumentsRemoved if
-        any is no longer ready (``cited`` without ``chat_id`` is a ValueError: the check needs the chat's turn)."""
+        any is no longer ready (``cited`` without ``chat_id`` is a ValueError: the check needs the chat's
+        turn)."""
         cited = set(cited)
         if cited and chat_id is None:
             raise ValueError("cited documents are checked in their chat: pass chat_id")

@@ -149,8 +149,8 @@ def test_an_answer_whose_step_fails_once_its_chat_deletion_stopped_it_is_a_410(c
 def test_an_answer_stopped_by_a_deletion_that_then_failed_is_a_503_to_ask_again_in_the_chat_still_there(
     client, llm, server, monkeypatch
 ):
-    """The answer is stopped as soon as the conversation is cleared, before the deletion fails: its chat is still
-    there, so it was not a 410 CHAT_DELETED but a failure to ask again."""
+    """The answer is stopped as soon as the conversation is cleared, before the deletion fails: its chat is
+    still there, so it was not a 410 CHAT_DELETED but a failure to ask again."""
     assert upload(client, "c6", NOTES).status_code == 200
 
     def unreachable(chat_id: str) -> None:  # a stand-in for a Chroma server that went away: one cannot here

@@ -479,7 +479,9 @@ def test_an_answer_citing_a_document_removed_before_it_is_saved_is_refused_unles
         memory.add_exchange("s1", "q3", "a3", chat_id="alpha", cited=["d2"])
 
 
-def test_removing_a_document_waits_for_an_answer_citing_it_being_saved(memory: MemoryStore, database: Engine) -> None:
+def test_removing_a_document_waits_for_an_answer_citing_it_being_saved(
+    memory: MemoryStore, database: Engine
+) -> None:
     """Removing a document holds its chat's turn (``DocumentStore.remove``), so it cannot go between the saved
     answer's check that the documents it cites are ready and its commit."""
     documents = DocumentStore(database)
@@ -526,7 +528,7 @@ def test_removing_a_document_waits_for_an_answer_citing_it_being_saved(memory: M
 
 
 def test_cited_documents_are_checked_only_in_a_chat(memory: MemoryStore) -> None:
-    """The check holds the chat's turn, as removing a document does: without the chat it would prove nothing."""
+    """The check holds the chat's turn, as removing a document does: without the chat it proves nothing."""
     with pytest.raises(ValueError, match="chat_id"):
         memory.add_exchange("s1", "q", "a", cited=["d1"])
     assert memory.history("s1") == []
