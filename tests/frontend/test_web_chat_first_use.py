@@ -289,31 +289,19 @@ def test_deleting_another_chat_with_the_keyboard_leaves_the_focus_in_the_chat_li
     expect(page.locator(f'.chat-item[data-chat-id="{took_its_place}"] .chat-select')).to_be_focused()
 
 
-def test_the_enter_that_confirms_an_input_methods_word_neither_sends_nor_ends_a_rename(page: Page, web):
-    # Stand-in for an input method (Japanese, Chinese, Korean): the Enter that picks the word it composed comes as
-    # a keydown with isComposing, which is the input method's, not the person's Enter.
-    composing_enter = {"key": "Enter", "code": "Enter", "isComposing": True, "bubbles": True, "cancelable": True}
-    open_new_chat(page, web.url)
-    box = page.get_by_label("Ask a question about this chat's documents")
-    box.fill("日本語")
-    box.dispatch_event("keydown", composing_enter)
-    expect(box).to_have_value("日本語")
-    expect(page.locator(".message.user")).to_have_count(0)
-
-    page.locator(".chat-item.current").get_by_role("button", name=re.compile("^Rename")).click()
-    title = page.get_by_label(re.compile("^New name for"))
-    title.fill("日本語の")
-    title.dispatch_event("keydown", composing_enter)
-    expect(title).to_be_focused()  # still being typed
-    title.fill("日本語のチャット")
-    title.press("Enter")
-    expect(page.locator("#chat-title")).to_have_text("日本語のチャット")
+# Stand-ins for an input method (Japanese, Chinese, Korean): the Enter that picks the word it composed is the input
+# method's, not the person's. Chromium marks its keydown isComposing; Safari ends the composition first, so its
+# keydown says so only by its keyCode, 229.
+_INPUT_METHOD_ENTERS = {
+    "composing": {"key": "Enter", "code": "Enter", "isComposing": True, "bubbles": True, "cancelable": True},
+    "after its composition ended": {"key": "Enter", "code": "Enter", "keyCode": 229, "bubbles": True,
+                                    "cancelable": True},
+}
 
 
-def test_the_enter_that_confirms_an_input_methods_word_after_its_composition_ended_is_left_alone(page: Page, web):
-    # Stand-in for Safari's input method: the composition ends before the keydown of the Enter that confirms its
-    # word, which then has isComposing false and says it is the input method's only by its keyCode, 229.
-    confirming_enter = {"key": "Enter", "code": "Enter", "keyCode": 229, "bubbles": True, "cancelable": True}
+@pytest.mark.parametrize("kind", list(_INPUT_METHOD_ENTERS))
+def test_the_enter_that_confirms_an_input_methods_word_neither_sends_nor_ends_a_rename(page: Page, web, kind):
+    confirming_enter = _INPUT_METHOD_ENTERS[kind]
     open_new_chat(page, web.url)
     box = page.get_by_label("Ask a question about this chat's documents")
     box.fill("日本語")
@@ -325,9 +313,10 @@ def test_the_enter_that_confirms_an_input_methods_word_after_its_composition_end
     title = page.get_by_label(re.compile("^New name for"))
     title.fill("日本語の")
     title.dispatch_event("keydown", confirming_enter)
-    expect(title).to_be_focused()
+    expect(title).to_be_focused()  # still being typed
+    title.fill("日本語のチャット")
     title.press("Enter")
-    expect(page.locator("#chat-title")).to_have_text("日本語の")
+    expect(page.locator("#chat-title")).to_have_text("日本語のチャット")
 
 
 def test_escape_that_cancels_a_deletion_in_a_slid_over_panel_leaves_the_panel_open(page: Page, web):
