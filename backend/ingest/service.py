@@ -404,7 +404,10 @@ class IngestionService:
             if record.document_id in keep:
                 continue
             with self._documents.left_behind(record) as left:
-                if left:
+                # Marked 'discarded' first, and skipped unless it was still 'indexing': a database restart drops
+                # a live storer's lock too, and its 'ready' may have committed since (it is kept); a storer yet
+                # to mark it ready is refused instead of having its document removed under it.
+                if left and self._documents.discard(record.document_id):
                     log.warning("rolling back %s (%s), left incomplete by a process that ended",
                                 record.document_id, record.filename)
                     self.roll_back(record.chat_id, record.document_id)

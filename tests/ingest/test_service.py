@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 
@@ -188,6 +189,29 @@ def test_a_chats_last_document_rolled_back_leaves_no_empty_collection(services):
 
     assert not services.vectors.has_collection("chat1") and services.documents.list("chat1") == []
     assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3
+
+
+def test_a_sweep_keeps_a_document_whose_storer_marked_it_ready_after_the_sweep_found_it_left_behind(
+    services, monkeypatch
+):
+    """A database restart dropped the storer's lock, so another replica's sweep took its document for left
+    behind; the storer's 'ready' commits before the sweep rolls it back. The sweep leaves it stored."""
+    stored = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+    ready = services.documents.get("chat1", stored.document_id)
+    left_behind = services.documents.left_behind
+
+    @contextmanager
+    def found_left_behind_then_marked_ready(record):  # orders the sweep's and the storer's steps
+        yield True
+
+    monkeypatch.setattr(services.documents, "incomplete", lambda: [ready])
+    monkeypatch.setattr(services.documents, "left_behind", found_left_behind_then_marked_ready)
+
+    assert services.ingestion.recover() == []
+
+    monkeypatch.setattr(services.documents, "left_behind", left_behind)
+    assert [d.document_id for d in services.documents.list("chat1")] == [stored.document_id]
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
 def deleted_elsewhere(services, chat_id: str) -> None:
