@@ -37,6 +37,7 @@ from backend.ingest.reader import Patience
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
+from backend.stores.database import outage
 from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
@@ -270,9 +271,13 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException:
-                for prepared in begun:
-                    self.roll_back(chat_id, prepared.record.document_id)
+            except BaseException as error:
+                # With the database gone mid-way, a 'ready' may have committed unacknowledged: rolling back would
+                # take its vectors, then fail to remove its row. The sweep (``recover``), or the job's next worker
+                # (``settle``), tells a ready document from a half-stored one once the database is back.
+                if outage(error) is None:
+                    for prepared in begun:
+                        self.roll_back(chat_id, prepared.record.document_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:

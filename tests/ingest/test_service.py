@@ -8,7 +8,9 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+import psycopg
 import pytest
+import sqlalchemy.exc
 
 from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
 from backend.ingest.service import IngestedDocument
@@ -211,6 +213,25 @@ def test_a_sweep_keeps_a_document_whose_storer_marked_it_ready_after_the_sweep_f
 
     monkeypatch.setattr(services.documents, "left_behind", left_behind)
     assert [d.document_id for d in services.documents.list("chat1")] == [stored.document_id]
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
+
+
+def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors(services, monkeypatch):
+    """PostgreSQL went away as the 'ready' committed, unacknowledged (a stand-in: the commit goes through, then
+    the lost connection's error is raised): nothing is rolled back under it; the sweep settles it later."""
+    mark_ready = services.documents.mark_ready
+
+    def ready_then_connection_lost(record, parents, chunks):
+        mark_ready(record, parents, chunks)
+        lost = psycopg.OperationalError("server closed the connection unexpectedly")
+        raise sqlalchemy.exc.OperationalError("COMMIT", None, lost, connection_invalidated=True)
+
+    monkeypatch.setattr(services.documents, "mark_ready", ready_then_connection_lost)
+    with pytest.raises(sqlalchemy.exc.OperationalError):
+        services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    (stored,) = services.documents.list("chat1")
+    assert services.ingestion.recover() == []
     assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
