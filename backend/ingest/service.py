@@ -347,12 +347,19 @@ class IngestionService:
             if empty:
                 self._vectors.delete_chat_if_empty(chat_id)
 
+    def _roll_back_in_turn(self, chat_id: str, document_id: str) -> None:
+        """``roll_back`` holding the chat's lock, as this process's storers do: on SQLite, nothing else keeps a
+        chat's first upload from storing vectors between its check that the chat is empty and the collection's
+        removal. For callers that do not hold it already (the lock is not reentrant)."""
+        with self._chat_locks[chat_id]:
+            self.roll_back(chat_id, document_id)
+
     def discard(self, chat_id: str, document_id: str) -> None:
         """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
         vector store unreachable, its row is marked 'discarded' instead: no longer taken for a document being
         stored, and rolled back once the vector store is back (``purge_discarded``)."""
         try:
-            self.roll_back(chat_id, document_id)
+            self._roll_back_in_turn(chat_id, document_id)
         except VectorStoreUnreachable:
             if self._documents.discard(document_id):
                 log.warning("document %s is discarded; rolled back once the vector store is back", document_id)
@@ -362,7 +369,7 @@ class IngestionService:
         own vectors go: a chat's other documents are kept."""
         purged = []
         for record in self._documents.discarded():
-            self.roll_back(record.chat_id, record.document_id)
+            self._roll_back_in_turn(record.chat_id, record.document_id)
             purged.append(record.document_id)
         return purged
 
@@ -415,7 +422,7 @@ class IngestionService:
                 if left and self._documents.discard(record.document_id):
                     log.warning("rolling back %s (%s), left incomplete by a process that ended",
                                 record.document_id, record.filename)
-                    self.roll_back(record.chat_id, record.document_id)
+                    self._roll_back_in_turn(record.chat_id, record.document_id)
                     rolled_back.append(record.document_id)
         return rolled_back + self.purge_discarded()
 

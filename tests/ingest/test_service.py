@@ -235,6 +235,35 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
     assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
+@pytest.mark.parametrize("how", ["discard", "purge_discarded", "recover"])
+def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_empty_collection(
+    services, monkeypatch, how
+):
+    """On SQLite only the chat's in-process lock keeps a first upload from storing its vectors between the
+    roll-back's check that the chat is empty and the collection's removal: discarding a cancelled job's document
+    and the sweeps take it as uploads do."""
+    record = new_record(
+        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    services.documents.begin(record)
+    if how == "purge_discarded":
+        services.documents.discard("left")
+    delete_chat_if_empty, held = services.vectors.delete_chat_if_empty, []
+
+    def noting_the_lock(chat_id):
+        held.append(services.ingestion._chat_locks[chat_id].locked())
+        delete_chat_if_empty(chat_id)
+
+    monkeypatch.setattr(services.vectors, "delete_chat_if_empty", noting_the_lock)
+    if how == "discard":
+        services.ingestion.discard("chat1", "left")
+    else:
+        getattr(services.ingestion, how)()
+
+    assert held == [True] and services.documents.get("chat1", "left") is None
+
+
 def deleted_elsewhere(services, chat_id: str) -> None:
     """What deleting the chat on another replica does first: notes its deletion (then removes what it holds)."""
     services.memory.clear_chat(chat_id)
