@@ -37,7 +37,7 @@ from backend.ingest.reader import Patience
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
-from backend.stores.database import outage
+from backend.stores.database import outage, warn_of
 from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
@@ -343,9 +343,12 @@ class IngestionService:
         replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one step)."""
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
-        with self._documents.holding_chat_if_empty(chat_id) as empty:
-            if empty:
-                self._vectors.delete_chat_if_empty(chat_id)
+        try:
+            with self._documents.holding_chat_if_empty(chat_id) as empty:
+                if empty:
+                    self._vectors.delete_chat_if_empty(chat_id)
+        except Exception as error:  # noqa: BLE001 - the document is gone: an empty collection left is harmless
+            warn_of(log, error, "the empty vector collection of %s could not be removed", chat_id)
 
     def _roll_back_in_turn(self, chat_id: str, document_id: str) -> None:
         """``roll_back`` holding the chat's lock, as this process's storers do: on SQLite, nothing else keeps a

@@ -28,7 +28,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
-from backend.errors import AxiomError
+from backend.errors import AxiomError, VectorStoreUnreachable
 from backend.stores.legacy import import_legacy_sqlite
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,17 @@ def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
 def outage(error: BaseException) -> DatabaseUnavailable | None:
     """``unavailable`` for any error: None but for a database error saying the server cannot be reached."""
     return unavailable(error) if isinstance(error, exc.DBAPIError) else None
+
+
+def warn_of(logger: logging.Logger, error: Exception, message: str, *args: object) -> None:
+    """A failure the next try may not meet: a database or vector store outage as one line (every poll or sweep
+    repeats it until the server is back), anything else with its traceback."""
+    if outage(error) is not None:
+        logger.warning(message + ": the database is unreachable (%s)", *args, error.orig)
+    elif isinstance(error, VectorStoreUnreachable):
+        logger.warning(message + ": %s", *args, error.message)
+    else:
+        logger.warning(message, *args, exc_info=error)
 
 
 def _server_away(error: BaseException | None) -> bool:

@@ -12,7 +12,13 @@ import psycopg
 import pytest
 import sqlalchemy.exc
 
-from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
+from backend.errors import (
+    ChatWasDeleted,
+    NotFound,
+    UnreadableDocument,
+    ValidationFailed,
+    VectorStoreUnreachable,
+)
 from backend.ingest.service import IngestedDocument
 from backend.models import Chunk
 from backend.stores.documents import new_record
@@ -262,6 +268,21 @@ def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_
         getattr(services.ingestion, how)()
 
     assert held == [True] and services.documents.get("chat1", "left") is None
+
+
+def test_a_document_is_deleted_even_if_its_chats_emptied_collection_cannot_be_removed(services, monkeypatch):
+    """Removing the collection the chat's last document leaves empty is a clean-up: the vector store failing
+    it then neither fails the deletion nor brings the document back."""
+    stored = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    def unreachable(chat_id):
+        raise VectorStoreUnreachable("The vector store did not answer.")
+
+    monkeypatch.setattr(services.vectors, "delete_chat_if_empty", unreachable)
+    services.ingestion.delete("chat1", stored.document_id)
+
+    assert services.documents.get("chat1", stored.document_id) is None
+    assert stored_chunks(services, "chat1") == (0, 0, 0)
 
 
 def deleted_elsewhere(services, chat_id: str) -> None:
