@@ -1,9 +1,9 @@
 """Ingestion: load → chunk → embed → store in Chroma and the database, atomically per document.
 
 Order of writes: the registry row ('indexing') first, then Chroma, then parents, chunks, 'ready' and the chat's
-new version in one transaction. Any failure rolls the batch back from both; a kill mid-way leaves an 'indexing'
-row that ``recover()`` rolls back at the next start, or, on a shared database, any replica's next sweep
-(``recovery.py``; for a background job, the worker that retries the job).
+new version in one transaction. Any failure rolls the batch back from both (but a database outage: the sweep
+settles it); a kill mid-way leaves an 'indexing' row that ``recover()`` rolls back at the next start, or, on a
+shared database, any replica's next sweep (``recovery.py``; for a background job, the worker that retries the job).
 Retrieval only returns parents of ready documents and BM25 indexes only their chunks (its per-replica cache
 follows the chat's version), so a document is never visible half-stored.
 """
