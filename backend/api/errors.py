@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute, Match, Route
 from backend.api.answers import NO_SURROGATE_RULE
 from backend.api.schemas import PATTERN_RULES, RETRY_AFTER
 from backend.errors import AxiomError
-from backend.stores.database import unavailable
+from backend.stores.database import outage
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,11 @@ def unexpected_error() -> AxiomError:
 
 def client_error(error: Exception) -> AxiomError:
     """What a client is told about ``error``: an AxiomError as it is; the database server gone away (a restart, a
-    network cut; ``unavailable`` decides) as 503 DATABASE_UNAVAILABLE, logged as a warning; anything else, a
+    network cut; ``outage`` decides) as 503 DATABASE_UNAVAILABLE, logged as a warning; anything else, a
     deadlock or a statement timeout too, logged whole and told as 500."""
     if isinstance(error, AxiomError):
         return error
-    if isinstance(error, DBAPIError) and (database_down := unavailable(error)) is not None:
+    if (database_down := outage(error)) is not None:
         log.warning("the database is unavailable: %s", error.orig)
         return database_down
     log.error("unexpected error", exc_info=error)

@@ -35,7 +35,7 @@ from backend.ids import new_document_id
 from backend.ingest.loaders import base_filename
 from backend.ingest.service import IngestedDocument, IngestionService
 from backend.memory import release_free_memory
-from backend.stores.database import outage
+from backend.stores.database import outage, warn_of
 from backend.stores.jobs import UNFINISHED, ClaimedJob, JobRecord, JobState, JobStore
 
 log = logging.getLogger(__name__)
@@ -348,14 +348,3 @@ class IngestJobs:
             return True
         log.warning("ingestion job %s ended as %s after another worker took it over", record.job_id, state)
         return False
-
-
-def warn_of(logger: logging.Logger, error: Exception, message: str, *args: object) -> None:
-    """A failure the next try may not meet: a database or vector store outage as one line (every poll or sweep
-    repeats it until the server is back), anything else with its traceback."""
-    if outage(error) is not None:
-        logger.warning(message + ": the database is unreachable (%s)", *args, error.orig)
-    elif isinstance(error, VectorStoreUnreachable):
-        logger.warning(message + ": %s", *args, error.message)
-    else:
-        logger.warning(message, *args, exc_info=error)

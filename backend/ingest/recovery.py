@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from backend.ingest.jobs import warn_of
 from backend.ingest.service import IngestionService
+from backend.stores.database import warn_of
 from backend.stores.jobs import JobStore
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 """Ingestion: load → chunk → embed → store in Chroma and the database, atomically per document.
 
 Order of writes: the registry row ('indexing') first, then Chroma, then parents, chunks, 'ready' and the chat's
-new version in one transaction. Any failure rolls the batch back from both; a kill mid-way leaves an 'indexing'
-row that ``recover()`` rolls back at the next start, or, on a shared database, any replica's next sweep
-(``recovery.py``; for a background job, the worker that retries the job).
+new version in one transaction. Any failure rolls the batch back from both (but a database outage: the sweep
+settles it); a kill mid-way leaves an 'indexing' row that ``recover()`` rolls back at the next start, or, on a
+shared database, any replica's next sweep (``recovery.py``; for a background job, the worker that retries the job).
 Retrieval only returns parents of ready documents and BM25 indexes only their chunks (its per-replica cache
 follows the chat's version), so a document is never visible half-stored.
 """
@@ -37,6 +37,7 @@ from backend.ingest.reader import Patience
 from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
+from backend.stores.database import outage, warn_of
 from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
@@ -270,9 +271,13 @@ class IngestionService:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
                     self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
-            except BaseException:
-                for prepared in begun:
-                    self.roll_back(chat_id, prepared.record.document_id)
+            except BaseException as error:
+                # With the database gone mid-way, a 'ready' may have committed unacknowledged: rolling back would
+                # take its vectors, then fail to remove its row. The sweep (``recover``), or the job's next worker
+                # (``settle``), tells a ready document from a half-stored one once the database is back.
+                if outage(error) is None:
+                    for prepared in begun:
+                        self.roll_back(chat_id, prepared.record.document_id)
                 raise
         self._warm_keywords(chat_id)
         if progress:
@@ -338,16 +343,26 @@ class IngestionService:
         replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one step)."""
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
-        with self._documents.holding_chat_if_empty(chat_id) as empty:
-            if empty:
-                self._vectors.delete_chat_if_empty(chat_id)
+        try:
+            with self._documents.holding_chat_if_empty(chat_id) as empty:
+                if empty:
+                    self._vectors.delete_chat_if_empty(chat_id)
+        except Exception as error:  # noqa: BLE001 - the document is gone: an empty collection left is harmless
+            warn_of(log, error, "the empty vector collection of %s could not be removed", chat_id)
+
+    def _roll_back_in_turn(self, chat_id: str, document_id: str) -> None:
+        """``roll_back`` holding the chat's lock, as this process's storers do: on SQLite, nothing else keeps a
+        chat's first upload from storing vectors between its check that the chat is empty and the collection's
+        removal. For callers that do not hold it already (the lock is not reentrant)."""
+        with self._chat_locks[chat_id]:
+            self.roll_back(chat_id, document_id)
 
     def discard(self, chat_id: str, document_id: str) -> None:
         """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
         vector store unreachable, its row is marked 'discarded' instead: no longer taken for a document being
         stored, and rolled back once the vector store is back (``purge_discarded``)."""
         try:
-            self.roll_back(chat_id, document_id)
+            self._roll_back_in_turn(chat_id, document_id)
         except VectorStoreUnreachable:
             if self._documents.discard(document_id):
                 log.warning("document %s is discarded; rolled back once the vector store is back", document_id)
@@ -357,7 +372,7 @@ class IngestionService:
         own vectors go: a chat's other documents are kept."""
         purged = []
         for record in self._documents.discarded():
-            self.roll_back(record.chat_id, record.document_id)
+            self._roll_back_in_turn(record.chat_id, record.document_id)
             purged.append(record.document_id)
         return purged
 
@@ -404,10 +419,13 @@ class IngestionService:
             if record.document_id in keep:
                 continue
             with self._documents.left_behind(record) as left:
-                if left:
+                # Marked 'discarded' first, and skipped unless it was still 'indexing': a database restart drops
+                # a live storer's lock too, and its 'ready' may have committed since (it is kept); a storer yet
+                # to mark it ready is refused instead of having its document removed under it.
+                if left and self._documents.discard(record.document_id):
                     log.warning("rolling back %s (%s), left incomplete by a process that ended",
                                 record.document_id, record.filename)
-                    self.roll_back(record.chat_id, record.document_id)
+                    self._roll_back_in_turn(record.chat_id, record.document_id)
                     rolled_back.append(record.document_id)
         return rolled_back + self.purge_discarded()
 

@@ -28,7 +28,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
 from backend.config import Settings
-from backend.errors import AxiomError
+from backend.errors import AxiomError, VectorStoreUnreachable
 from backend.stores.legacy import import_legacy_sqlite
 
 logger = logging.getLogger(__name__)
@@ -68,7 +68,9 @@ def unavailable(error: exc.DBAPIError) -> DatabaseUnavailable | None:
     outages to wait out. A failure to connect carries no SQLSTATE in psycopg, whatever the server said, so it is
     one: among them too_many_connections (53300), rightly, since slots free up as other clients finish. SQLite's
     OperationalError is never one: it means bad SQL, or a lock held past the 30 s busy timeout (a bug)."""
-    if not (error.connection_invalidated or _server_away(error.orig)):
+    # psycopg gives no SQLSTATE for a failure to connect (no statement yet) nor a connection lost mid-statement
+    # (which SQLAlchemy marks invalidated); any other OperationalError without one is no outage.
+    if not (error.connection_invalidated or _server_away(error.orig, connecting=error.statement is None)):
         return None
     return DatabaseUnavailable(
         "The database is not reachable right now; try again in a moment. Nothing already stored is lost.",
@@ -81,11 +83,22 @@ def outage(error: BaseException) -> DatabaseUnavailable | None:
     return unavailable(error) if isinstance(error, exc.DBAPIError) else None
 
 
-def _server_away(error: BaseException | None) -> bool:
+def warn_of(logger: logging.Logger, error: Exception, message: str, *args: object) -> None:
+    """A failure the next try may not meet: a database or vector store outage as one line (every poll or sweep
+    repeats it until the server is back), anything else with its traceback."""
+    if outage(error) is not None:
+        logger.warning(message + ": the database is unreachable (%s)", *args, error.orig)
+    elif isinstance(error, VectorStoreUnreachable):
+        logger.warning(message + ": %s", *args, error.message)
+    else:
+        logger.warning(message, *args, exc_info=error)
+
+
+def _server_away(error: BaseException | None, *, connecting: bool) -> bool:
     if not isinstance(error, psycopg.OperationalError):
         return False
     state = error.sqlstate
-    return state is None or state.startswith("08") or state in _SERVER_AWAY
+    return connecting if state is None else state.startswith("08") or state in _SERVER_AWAY
 
 
 def database_url(settings: Settings) -> URL:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from backend.errors import Conflict
 from backend.models import Chunk, Parent
 from backend.stores.chats import chat_deleted_while, noted_deletion
 from backend.stores.dialect import LockSpace, holding, holding_if_free, take_turn, upsert_insert
@@ -124,8 +125,8 @@ class DocumentStore:
     def holding_chat_if_empty(self, chat_id: str) -> Iterator[bool]:
         """Whether the chat has no documents, not even one being stored; if so, no document is begun in it while the
         block runs (``begin`` waits for the chat's turn), so vectors the block finds in the chat's collection are
-        no document's on its way. On SQLite nothing is held: one process uses it, and its chat locks keep its
-        storers apart."""
+        no document's on its way. On SQLite nothing is held: one process uses it, so its callers hold the chat's
+        in-process lock, which that process's storers take too (``IngestionService._chat_locks``)."""
         with self._engine.begin() as db:
             take_turn(db, LockSpace.CHAT, chat_id)
             anyone = db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id).limit(1))
@@ -134,7 +135,8 @@ class DocumentStore:
     def mark_ready(self, record: DocumentRecord, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
         """The document ``begin`` registered becomes 'ready', with its parents and chunks. Raises ChatWasDeleted,
         writing nothing, if its chat was deleted since: noted as deleted, or its row removed (the chat deleted and
-        made again)."""
+        made again); Conflict if the row was discarded meanwhile (another replica's recovery, after a database
+        restart dropped this storer's lock)."""
         document_id = record.document_id
         with self._engine.begin() as db:
             take_turn(db, LockSpace.CHAT, record.chat_id)
@@ -142,7 +144,14 @@ class DocumentStore:
                 update(documents).where(documents.c.document_id == document_id, documents.c.status == INDEXING)
                 .values(status=READY, chunk_count=len(chunks))
             ).rowcount
-            _refuse_storing_in_deleted_chat(db, record, removed=not marked)
+            _refuse_storing_in_deleted_chat(db, record, removed=not marked and _chat_of(db, document_id) is None)
+            if not marked:
+                # Another replica's recovery sweep took it for left behind: a database restart dropped the lock
+                # ``storing`` held, and the sweep discards the document before removing it.
+                raise Conflict(
+                    f"Storing “{record.filename}” was interrupted by a database restart; upload it again.",
+                    filename=record.filename,
+                )
             if chunks:
                 db.execute(insert(chunk_table), [
                     {"chunk_id": c.chunk_id, "document_id": document_id, "seq": seq, "parent_id": c.parent_id,

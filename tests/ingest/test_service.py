@@ -6,10 +6,19 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
+import psycopg
 import pytest
+import sqlalchemy.exc
 
-from backend.errors import ChatWasDeleted, NotFound, UnreadableDocument, ValidationFailed
+from backend.errors import (
+    ChatWasDeleted,
+    NotFound,
+    UnreadableDocument,
+    ValidationFailed,
+    VectorStoreUnreachable,
+)
 from backend.ingest.service import IngestedDocument
 from backend.models import Chunk
 from backend.stores.documents import new_record
@@ -188,6 +197,92 @@ def test_a_chats_last_document_rolled_back_leaves_no_empty_collection(services):
 
     assert not services.vectors.has_collection("chat1") and services.documents.list("chat1") == []
     assert stored_chunks(services, "chat2") == (kept.chunk_count,) * 3
+
+
+def test_a_sweep_keeps_a_document_whose_storer_marked_it_ready_after_the_sweep_found_it_left_behind(
+    services, monkeypatch
+):
+    """A database restart dropped the storer's lock, so another replica's sweep took its document for left
+    behind; the storer's 'ready' commits before the sweep rolls it back. The sweep leaves it stored."""
+    stored = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+    ready = services.documents.get("chat1", stored.document_id)
+    left_behind = services.documents.left_behind
+
+    @contextmanager
+    def found_left_behind_then_marked_ready(record):  # orders the sweep's and the storer's steps
+        yield True
+
+    monkeypatch.setattr(services.documents, "incomplete", lambda: [ready])
+    monkeypatch.setattr(services.documents, "left_behind", found_left_behind_then_marked_ready)
+
+    assert services.ingestion.recover() == []
+
+    monkeypatch.setattr(services.documents, "left_behind", left_behind)
+    assert [d.document_id for d in services.documents.list("chat1")] == [stored.document_id]
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
+
+
+def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors(services, monkeypatch):
+    """PostgreSQL went away as the 'ready' committed, unacknowledged (a stand-in: the commit goes through, then
+    the lost connection's error is raised): nothing is rolled back under it; the sweep settles it later."""
+    mark_ready = services.documents.mark_ready
+
+    def ready_then_connection_lost(record, parents, chunks):
+        mark_ready(record, parents, chunks)
+        lost = psycopg.OperationalError("server closed the connection unexpectedly")
+        raise sqlalchemy.exc.OperationalError("COMMIT", None, lost, connection_invalidated=True)
+
+    monkeypatch.setattr(services.documents, "mark_ready", ready_then_connection_lost)
+    with pytest.raises(sqlalchemy.exc.OperationalError):
+        services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    (stored,) = services.documents.list("chat1")
+    assert services.ingestion.recover() == []
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
+
+
+@pytest.mark.parametrize("how", ["discard", "purge_discarded", "recover"])
+def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_empty_collection(
+    services, monkeypatch, how
+):
+    """On SQLite only the chat's in-process lock keeps a first upload from storing its vectors between the
+    roll-back's check that the chat is empty and the collection's removal: discarding a cancelled job's document
+    and the sweeps take it as uploads do."""
+    record = new_record(
+        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    services.documents.begin(record)
+    if how == "purge_discarded":
+        services.documents.discard("left")
+    delete_chat_if_empty, held = services.vectors.delete_chat_if_empty, []
+
+    def noting_the_lock(chat_id):
+        held.append(services.ingestion._chat_locks[chat_id].locked())
+        delete_chat_if_empty(chat_id)
+
+    monkeypatch.setattr(services.vectors, "delete_chat_if_empty", noting_the_lock)
+    if how == "discard":
+        services.ingestion.discard("chat1", "left")
+    else:
+        getattr(services.ingestion, how)()
+
+    assert held == [True] and services.documents.get("chat1", "left") is None
+
+
+def test_a_document_is_deleted_even_if_its_chats_emptied_collection_cannot_be_removed(services, monkeypatch):
+    """Removing the collection the chat's last document leaves empty is a clean-up: the vector store failing
+    it then neither fails the deletion nor brings the document back."""
+    stored = services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    def unreachable(chat_id):
+        raise VectorStoreUnreachable("The vector store did not answer.")
+
+    monkeypatch.setattr(services.vectors, "delete_chat_if_empty", unreachable)
+    services.ingestion.delete("chat1", stored.document_id)
+
+    assert services.documents.get("chat1", stored.document_id) is None
+    assert stored_chunks(services, "chat1") == (0, 0, 0)
 
 
 def deleted_elsewhere(services, chat_id: str) -> None:

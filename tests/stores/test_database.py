@@ -118,7 +118,12 @@ def _locked_sqlite(tmp_path: Path) -> sqlite3.OperationalError:
 def test_only_a_server_out_of_reach_is_unavailable_not_every_operational_error(tmp_path: Path) -> None:
     """psycopg makes deadlocks, timeouts and a full disk OperationalErrors too: bugs or faults to log
     and answer with 500, not "not reachable, try again"."""
-    away = [_refused_connection(), pg.AdminShutdown("terminating connection due to administrator command"),
+    refused = _refused_connection()
+    assert refused.sqlstate is None  # as every failure to connect: SQLAlchemy wraps it with no statement
+    assert isinstance(unavailable(exc.OperationalError(None, None, refused)), DatabaseUnavailable)
+    # Without a SQLSTATE on a statement, only a connection SQLAlchemy saw broken (checked below) is gone.
+    assert unavailable(exc.OperationalError("SELECT 1", {}, pg.OperationalError("no SQLSTATE"))) is None
+    away = [pg.AdminShutdown("terminating connection due to administrator command"),
             pg.CrashShutdown("crash"), pg.CannotConnectNow("the database system is starting up"),
             pg.ConnectionFailure("connection failure"), pg.ProtocolViolation("bad message")]
     faults = [pg.DeadlockDetected("deadlock detected"), pg.SerializationFailure("could not serialize access"),

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import exc, text
 
-from backend.errors import ChatWasDeleted
+from backend.errors import ChatWasDeleted, Conflict
 from backend.models import Chunk, Parent
 from backend.stores.chats import ChatStore
 from backend.stores.documents import INDEXING, READY, DocumentStore, new_record
@@ -219,6 +219,19 @@ def test_a_document_whose_chat_was_deleted_and_made_again_meanwhile_is_refused(d
         store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
 
     assert store.get("chat1", "d1") is None and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
+
+
+def test_a_document_discarded_before_it_is_ready_is_refused_as_interrupted(database):
+    """Another replica's recovery sweep discarded it (a database restart dropped its storer's lock): the storer is
+    told so, not that the chat was deleted, and nothing is written."""
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    assert store.discard("d1")
+
+    with pytest.raises(Conflict, match="interrupted by a database restart; upload it again"):
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
+
+    assert store.list("chat1") == [] and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
 
 
 def test_documents_stored_while_their_chat_is_deleted_are_removed_with_it_or_refused(database):
