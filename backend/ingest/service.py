@@ -338,11 +338,35 @@ class IngestionService:
         """Removes whatever of the document was stored (nothing, if it was never begun), and the chat's vector
         collection if no document is left in it: the chat's first file rolled back (a dead replica's, a job
         cancelled), or one refused as its chat was deleted, whose vectors made the collection again after the
-        deletion (by another replica, which does not wait for this one's storing) removed it. Holding the chat's
-        turn with none of its documents begun: a chat made again meanwhile under the same id, in which another
-        replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one step)."""
+        deletion (by another replica, which does not wait for this one's storing) removed it. For callers holding
+        the chat's lock (``_roll_back_beside_storers`` for the others)."""
+        self._remove_document(chat_id, document_id)
+        self._remove_collection_if_empty(chat_id)
+
+    def _roll_back_beside_storers(self, chat_id: str, document_id: str) -> None:
+        """``roll_back`` for callers that do not hold the chat's lock (a cancelled job, the sweeps). The document
+        goes at once; the emptied collection only when no upload of the chat runs in this process, since on SQLite
+        nothing else keeps a chat's first upload from storing vectors between the check that the chat is empty and
+        the collection's removal. That lock is never waited for: the sweep holds the document's own lock here,
+        which an upload holding the chat's lock may be waiting for (a re-upload settling it: a deadlock), and a
+        cancel must not wait behind a long upload. A chat whose upload runs keeps its collection, which that upload
+        fills or its own roll-back removes."""
+        self._remove_document(chat_id, document_id)
+        lock = self._chat_locks[chat_id]
+        if lock.acquire(blocking=False):
+            try:
+                self._remove_collection_if_empty(chat_id)
+            finally:
+                lock.release()
+
+    def _remove_document(self, chat_id: str, document_id: str) -> None:
         self._vectors.delete_document(chat_id, document_id)
         self._documents.remove(document_id)
+
+    def _remove_collection_if_empty(self, chat_id: str) -> None:
+        """Holding the chat's turn with none of its documents begun: a chat made again meanwhile under the same id,
+        in which another replica stores a file, keeps that file's vectors (Chroma cannot delete "if empty" in one
+        step)."""
         try:
             with self._documents.holding_chat_if_empty(chat_id) as empty:
                 if empty:
@@ -350,19 +374,12 @@ class IngestionService:
         except Exception as error:  # noqa: BLE001 - the document is gone: an empty collection left is harmless
             warn_of(log, error, "the empty vector collection of %s could not be removed", chat_id)
 
-    def _roll_back_in_turn(self, chat_id: str, document_id: str) -> None:
-        """``roll_back`` holding the chat's lock, as this process's storers do: on SQLite, nothing else keeps a
-        chat's first upload from storing vectors between its check that the chat is empty and the collection's
-        removal. For callers that do not hold it already (the lock is not reentrant)."""
-        with self._chat_locks[chat_id]:
-            self.roll_back(chat_id, document_id)
-
     def discard(self, chat_id: str, document_id: str) -> None:
         """Rolls back a document nobody will store any more (its background job was cancelled or failed). With the
         vector store unreachable, its row is marked 'discarded' instead: no longer taken for a document being
         stored, and rolled back once the vector store is back (``purge_discarded``)."""
         try:
-            self._roll_back_in_turn(chat_id, document_id)
+            self._roll_back_beside_storers(chat_id, document_id)
         except VectorStoreUnreachable:
             if self._documents.discard(document_id):
                 log.warning("document %s is discarded; rolled back once the vector store is back", document_id)
@@ -372,7 +389,7 @@ class IngestionService:
         own vectors go: a chat's other documents are kept."""
         purged = []
         for record in self._documents.discarded():
-            self._roll_back_in_turn(record.chat_id, record.document_id)
+            self._roll_back_beside_storers(record.chat_id, record.document_id)
             purged.append(record.document_id)
         return purged
 
@@ -425,7 +442,7 @@ class IngestionService:
                 if left and self._documents.discard(record.document_id):
                     log.warning("rolling back %s (%s), left incomplete by a process that ended",
                                 record.document_id, record.filename)
-                    self._roll_back_in_turn(record.chat_id, record.document_id)
+                    self._roll_back_beside_storers(record.chat_id, record.document_id)
                     rolled_back.append(record.document_id)
         return rolled_back + self.purge_discarded()
 

@@ -126,7 +126,8 @@ class DocumentStore:
         """Whether the chat has no documents, not even one being stored; if so, no document is begun in it while the
         block runs (``begin`` waits for the chat's turn), so vectors the block finds in the chat's collection are
         no document's on its way. On SQLite nothing is held: one process uses it, so its callers hold the chat's
-        in-process lock, which that process's storers take too (``IngestionService._chat_locks``)."""
+        in-process lock, which that process's storers take too (``IngestionService._chat_locks``), or, when they
+        cannot take it at once, leave the collection to the storer holding it."""
         with self._engine.begin() as db:
             take_turn(db, LockSpace.CHAT, chat_id)
             anyone = db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id).limit(1))

@@ -270,6 +270,30 @@ def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_
     assert held == [True] and services.documents.get("chat1", "left") is None
 
 
+@pytest.mark.parametrize("how", ["discard", "purge_discarded", "recover"])
+def test_a_roll_back_outside_an_upload_never_waits_for_an_upload_of_its_chat(services, monkeypatch, how):
+    """An upload holding the chat's lock may itself wait for the document's lock the sweep holds (a re-upload of
+    the same file settling it): the roll-back must not wait for the chat's lock, or both hang. The document goes;
+    the collection is left to the upload, which fills it or removes it with its own roll-back."""
+    record = new_record(
+        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
+        page_count=1,
+    )
+    services.documents.begin(record)
+    if how == "purge_discarded":
+        services.documents.discard("left")
+    collections_removed = []
+    monkeypatch.setattr(services.vectors, "delete_chat_if_empty", collections_removed.append)
+    rolling_back = services.ingestion.discard if how == "discard" else getattr(services.ingestion, how)
+    arguments = ("chat1", "left") if how == "discard" else ()
+
+    # The lock is let go before the pool waits for its thread: a roll-back that waits fails the test, not hangs it.
+    with ThreadPoolExecutor(1) as pool, services.ingestion._chat_locks["chat1"]:  # an upload of the chat runs
+        pool.submit(rolling_back, *arguments).result(timeout=60)  # TimeoutError if it waits for the lock
+
+    assert services.documents.get("chat1", "left") is None and collections_removed == []
+
+
 def test_a_document_is_deleted_even_if_its_chats_emptied_collection_cannot_be_removed(services, monkeypatch):
     """Removing the collection the chat's last document leaves empty is a clean-up: the vector store failing
     it then neither fails the deletion nor brings the document back."""
