@@ -241,13 +241,11 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
     assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
-@pytest.mark.parametrize("how", ["discard", "purge_discarded", "recover"])
-def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_empty_collection(
-    services, monkeypatch, how
-):
-    """On SQLite only the chat's in-process lock keeps a first upload from storing its vectors between the
-    roll-back's check that the chat is empty and the collection's removal: discarding a cancelled job's document
-    and the sweeps take it as uploads do."""
+ROLL_BACKS_OUTSIDE_AN_UPLOAD = ["discard", "purge_discarded", "recover"]
+
+
+def left_to_roll_back(services, how):
+    """A document "left" begun in chat1 and never stored, as ``how`` finds it; the call that rolls it back."""
     record = new_record(
         document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
         page_count=1,
@@ -255,6 +253,19 @@ def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_
     services.documents.begin(record)
     if how == "purge_discarded":
         services.documents.discard("left")
+    if how == "discard":
+        return lambda: services.ingestion.discard("chat1", "left")
+    return getattr(services.ingestion, how)
+
+
+@pytest.mark.parametrize("how", ROLL_BACKS_OUTSIDE_AN_UPLOAD)
+def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_empty_collection(
+    services, monkeypatch, how
+):
+    """On SQLite only the chat's in-process lock keeps a first upload from storing its vectors between the
+    roll-back's check that the chat is empty and the collection's removal: discarding a cancelled job's document
+    and the sweeps take it as uploads do."""
+    roll_back = left_to_roll_back(services, how)
     delete_chat_if_empty, held = services.vectors.delete_chat_if_empty, []
 
     def noting_the_lock(chat_id):
@@ -262,34 +273,23 @@ def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_
         delete_chat_if_empty(chat_id)
 
     monkeypatch.setattr(services.vectors, "delete_chat_if_empty", noting_the_lock)
-    if how == "discard":
-        services.ingestion.discard("chat1", "left")
-    else:
-        getattr(services.ingestion, how)()
+    roll_back()
 
     assert held == [True] and services.documents.get("chat1", "left") is None
 
 
-@pytest.mark.parametrize("how", ["discard", "purge_discarded", "recover"])
+@pytest.mark.parametrize("how", ROLL_BACKS_OUTSIDE_AN_UPLOAD)
 def test_a_roll_back_outside_an_upload_never_waits_for_an_upload_of_its_chat(services, monkeypatch, how):
     """An upload holding the chat's lock may itself wait for the document's lock the sweep holds (a re-upload of
     the same file settling it): the roll-back must not wait for the chat's lock, or both hang. The document goes;
     the collection is left to the upload, which fills it or removes it with its own roll-back."""
-    record = new_record(
-        document_id="left", chat_id="chat1", filename="left.txt", sha256="left", file_type="txt", size_bytes=1,
-        page_count=1,
-    )
-    services.documents.begin(record)
-    if how == "purge_discarded":
-        services.documents.discard("left")
+    roll_back = left_to_roll_back(services, how)
     collections_removed = []
     monkeypatch.setattr(services.vectors, "delete_chat_if_empty", collections_removed.append)
-    rolling_back = services.ingestion.discard if how == "discard" else getattr(services.ingestion, how)
-    arguments = ("chat1", "left") if how == "discard" else ()
 
     # The lock is let go before the pool waits for its thread: a roll-back that waits fails the test, not hangs it.
     with ThreadPoolExecutor(1) as pool, services.ingestion._chat_locks["chat1"]:  # an upload of the chat runs
-        pool.submit(rolling_back, *arguments).result(timeout=60)  # TimeoutError if it waits for the lock
+        pool.submit(roll_back).result(timeout=60)  # TimeoutError if it waits for the lock
 
     assert services.documents.get("chat1", "left") is None and collections_removed == []
 
