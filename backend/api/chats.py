@@ -35,7 +35,7 @@ from backend.stores.chats import (
     ChatRecord,
     ChatStore,
     DeletedChatRecord,
-    chat_deleted_while,
+    answer_refused_in_deleted_chat,
     deleted_chat_name,
 )
 from backend.stores.documents import ChatDocuments, DocumentRecord, DocumentStore
@@ -120,7 +120,7 @@ class Chats:
         if user is not None:
             exists = self._record_reachable(chat_id, user) is not None
         else:
-            exists = self._store.get(chat_id) is not None or self._holds_anything(chat_id)
+            exists = self._exists(chat_id)
         deleted = self._deletion(chat_id, user)
         session_chat = self._memory.chat_of(chat_id)
         if session_chat not in (None, chat_id):
@@ -161,7 +161,7 @@ class Chats:
         in the session of its chat's id, so the chat would be listed with the other chat's conversation as its
         own, and asking there would be a 404. (``create`` refuses the same id.)"""
         session_chat = self._memory.chat_of(chat_id)
-        if session_chat in (None, chat_id) or self._store.get(chat_id) is not None or self._holds_anything(chat_id):
+        if session_chat in (None, chat_id) or self._exists(chat_id):
             return
         raise self._session_of_another_chat(chat_id, session_chat, user)
 
@@ -268,10 +268,7 @@ class Chats:
                 "The chat's deletion failed, so this answer was stopped; ask again.",
                 retry_after_seconds=DELETION_FAILED_RETRY_AFTER_SECONDS, chat_id=chat_id,
             )
-        return chat_deleted_while(
-            chat_id, deleted.title, doing="this answer was being written",
-            lost="the question and its answer were not saved",
-        )
+        return answer_refused_in_deleted_chat(chat_id, deleted.title)
 
     def contents(self, chat_id: str) -> ChatContents:
         """Raises NotFound for a chat that does not exist: one never used, or deleted since."""
@@ -279,6 +276,9 @@ class Chats:
         if not (self._holds_anything(chat_id, contents) or self._store.get(chat_id)):
             raise _not_found(chat_id)
         return contents
+
+    def _exists(self, chat_id: str) -> bool:
+        return self._store.get(chat_id) is not None or self._holds_anything(chat_id)
 
     def _holds_anything(self, chat_id: str, contents: ChatContents | None = None) -> bool:
         """Documents, files being indexed (``contents``, when already read) or a conversation: a chat without a

@@ -160,6 +160,13 @@ def chat_deleted_while(chat_id: str, title: str | None, *, doing: str, lost: str
     )
 
 
+def answer_refused_in_deleted_chat(chat_id: str, title: str | None) -> ChatWasDeleted:
+    """The error of an answer whose chat was deleted while it was written (refused when saved, or stopped)."""
+    return chat_deleted_while(
+        chat_id, title, doing="this answer was being written", lost="the question and its answer were not saved"
+    )
+
+
 def noted_deletion(db: Connection, chat_id: str) -> DeletedChatRecord | None:
     """The note of the chat's deletion as ``db``'s transaction sees it. To refuse a write into a deleted chat,
     read it after the transaction's first write, holding the chat's turn (``LockSpace.CHAT``, which the note's

@@ -36,7 +36,7 @@ from sqlalchemy import Connection, Engine, Row, String, delete, exists, func, li
 from backend.errors import ChatWasDeleted, ValidationFailed
 from backend.ids import validate_id
 from backend.llm.base import ChatMessage
-from backend.stores.chats import chat_deleted_while, note_deletion, noted_deletion
+from backend.stores.chats import answer_refused_in_deleted_chat, note_deletion, noted_deletion
 from backend.stores.dialect import LockSpace, take_turn, upsert_insert
 from backend.stores.documents import ready_documents
 from backend.stores.schema import messages, sessions
@@ -273,10 +273,7 @@ def _refuse_answer_in_deleted_chat(db: Connection, chat_id: str | None) -> None:
         return
     deleted = noted_deletion(db, chat_id)
     if deleted is not None:
-        raise chat_deleted_while(
-            chat_id, deleted.title, doing="this answer was being written",
-            lost="the question and its answer were not saved",
-        )
+        raise answer_refused_in_deleted_chat(chat_id, deleted.title)
 
 
 def _refuse_answer_citing_removed_documents(db: Connection, cited: set[str]) -> None:

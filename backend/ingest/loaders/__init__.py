@@ -91,10 +91,11 @@ def load_document(
     if not data or data.isspace():
         raise UnreadableDocument(f"“{name}” is empty.", reason=UnreadableDocument.EMPTY, filename=name)
     # PDFs and images may need text recognition in their page images; only a PDF may need a password.
-    if file_type == "pdf":
-        loaded = load_pdf(name, data, Recogniser(name, ocr or OcrOptions(), on_page), password=password)
-    elif file_type == "image":
-        loaded = load_image(name, data, Recogniser(name, ocr or OcrOptions(), on_page))
+    if file_type in ("pdf", "image"):
+        recogniser = Recogniser(name, ocr or OcrOptions(), on_page)
+        loaded = load_pdf(name, data, recogniser, password=password) if file_type == "pdf" else load_image(
+            name, data, recogniser
+        )
     else:
         loaded = _LOADERS[file_type](name, data)
     return LoadedDocument(name, file_type, tuple(loaded.pages), loaded.page_count)

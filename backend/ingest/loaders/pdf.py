@@ -32,6 +32,11 @@ from backend.ingest.loaders.text import LoadedPages, corrupt, pages_with_text
 from backend.models import Page
 
 log = logging.getLogger(__name__)
+# pypdf warns when an AES-256 password cannot be normalised (SASLprep), naming the character that stopped it
+# ("private use character U+E000"): a piece of the password, in a log. Its other warnings there name none, and its
+# errors reach the caller as exceptions, so only warnings are given up, in every process that reads PDFs (a reader
+# worker imports this module, as this one does).
+logging.getLogger("pypdf._encryption").setLevel(logging.ERROR)
 
 _PDF_MAGIC = b"%PDF-"
 # Readers accept junk before the header as long as it starts within the first kilobyte (as Acrobat does).
@@ -95,8 +100,6 @@ def _open_pdf(name: str, data: bytes, password: str | None) -> tuple[PdfReader, 
     """The PDF, decrypted, and the password that opened it (None: it needed none)."""
     try:
         reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            _quiet_password_warnings()
         if not reader.is_encrypted or _opens_with(reader, ""):
             return reader, None  # a password given for a file that needs none is ignored
         opened = password is not None and _opens_with(reader, password)
@@ -116,14 +119,6 @@ def _open_pdf(name: str, data: bytes, password: str | None) -> tuple[PdfReader, 
         reason=UnreadableDocument.WRONG_PASSWORD,
         filename=name,
     )
-
-
-def _quiet_password_warnings() -> None:
-    """pypdf warns when an AES-256 password cannot be normalised (SASLprep), naming the character that stopped it
-    ("private use character U+E000"): a piece of the password, in a log. Its other warnings there name none, and
-    its errors reach the caller as exceptions, so only warnings are given up. Set in the process that decrypts (a
-    reader worker, or this one), before it does."""
-    logging.getLogger("pypdf._encryption").setLevel(logging.ERROR)
 
 
 def _opens_with(reader: PdfReader, password: str) -> bool:
