@@ -91,6 +91,25 @@ def current_chat(page: Page):
     return page.locator(".chat-item.current")
 
 
+# The nearest live region around a node, if any (a role=log or =status is one without saying aria-live).
+LIVE_REGION_AROUND = """(node) => node.closest(
+    '[aria-live]:not([aria-live=off]), [role=log], [role=status], [role=alert], [role=marquee], [role=timer]'
+)?.outerHTML.slice(0, 120) ?? null"""
+
+
+def record_announcements(page: Page) -> None:
+    """From now on every text the page's announcer (its status for screen readers) says is kept in
+    window.announced."""
+    page.evaluate(
+        """() => {
+            window.announced = [];
+            const announcer = document.getElementById('announcer');
+            new MutationObserver(() => announcer.textContent && window.announced.push(announcer.textContent))
+                .observe(announcer, {subtree: true, childList: true, characterData: true});
+        }"""
+    )
+
+
 class Audit:
     """Runs axe on a view in every colour scheme and layout; `reveal` brings the view back after the layout
     changed (a panel that slid away, a dialog), `conceal` puts it away before the next one."""
@@ -125,11 +144,20 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     deck.write_bytes(documents.deck())
     upload(page, deck)
     expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    record_announcements(page)
     ask(page, QUESTION)
-    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    streamed = page.locator(".message.assistant.streaming .answer-text")
+    expect(streamed).to_contain_text("The survey counts list")
+    # A screen reader is not read the answer again at each token: no live region holds the streamed text.
+    assert streamed.evaluate(LIVE_REGION_AROUND) is None
     audit("an answer streaming", reveal=lambda: show_documents(page))
     held.release.set()
     answer = wait_for_answer(page)
+    # It hears what is going on, then the answer once it is written, once.
+    announced = page.evaluate("window.announced")
+    assert "Thinking…" in announced[0]
+    assert announced[-1].startswith(answer.locator(".answer-text").text_content())
+    assert not any("The survey counts list" in text for text in announced[:-1]), announced
     expect(answer.locator(".cite").first).to_be_visible()
 
     def open_citation() -> None:
@@ -204,3 +232,23 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     page.unroute_all(behavior="ignoreErrors")
 
     assert not audit.violations, "\n\n".join(audit.violations)
+
+
+def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, server) -> None:
+    open_new_chat(page, server.url)
+    box = page.get_by_label("Ask a question about this chat's documents")
+    fits = "(box) => box.placeholder.length > 0 && box.scrollHeight <= box.clientHeight"
+    expect(box).to_have_attribute("placeholder", "Ask about your documents…")
+    assert box.evaluate(fits)
+
+    page.set_viewport_size({"width": 320, "height": 640})
+    expect(box).to_have_attribute("placeholder", "Ask a question…")  # a shorter hint, on one line
+    assert box.evaluate(fits)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320
+    box.fill("hi")
+    box.fill("")
+    assert box.evaluate(fits)
+    # Larger text (a person's zoom or font size): the box grows to show the hint whole.
+    box.evaluate("(box) => { box.style.fontSize = '30px'; }")
+    page.evaluate("window.dispatchEvent(new Event('resize'))")
+    assert box.evaluate(fits)
