@@ -136,6 +136,7 @@ class Audit:
 
 
 def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, tmp_path) -> None:
+    held.release.clear()
     audit = Audit(page)
     chat_id = open_new_chat(page, server.url)
     audit("the empty first view")
@@ -252,3 +253,103 @@ def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, se
     box.evaluate("(box) => { box.style.fontSize = '30px'; }")
     page.evaluate("window.dispatchEvent(new Event('resize'))")
     assert box.evaluate(fits)
+
+
+# What has the keyboard's focus: its name, and whether it shows a focus ring (the hidden file input shows it on
+# its visible label, "Choose files…").
+FOCUSED = """(within) => {
+    const node = document.activeElement;
+    const name = node.getAttribute('aria-label') || node.labels?.[0]?.textContent || node.textContent || '';
+    const ring = getComputedStyle(node.id === 'file-input' ? node.labels[0] : node);
+    return {name: name.trim(), tag: node.tagName, within: node.closest(within) !== null,
+            ring: ring.outlineStyle !== 'none' && parseFloat(ring.outlineWidth) >= 2 && ring.opacity !== '0'};
+}"""
+
+
+def tab_to(page: Page, name: str, backwards: bool = False, within: str = "body") -> None:
+    """Presses Tab (or Shift+Tab) until the control whose name starts with `name` (inside `within`) has the
+    focus; every control passed on the way shows its focus ring."""
+    key = "Shift+Tab" if backwards else "Tab"
+    passed = []
+    for _ in range(60):
+        page.keyboard.press(key)
+        focused = page.evaluate(FOCUSED, within)
+        if focused["tag"] == "BODY":  # past the page's last control, out to the browser's own, then round again
+            continue
+        assert focused["ring"], f"no visible focus ring on {focused}"
+        if focused["name"].startswith(name) and focused["within"]:
+            return
+        passed.append(focused["name"])
+    raise AssertionError(f"{key} never reaches {name!r}; it passes {passed}")
+
+
+def test_every_action_is_done_with_the_keyboard_alone(page: Page, server, held, tmp_path) -> None:
+    held.release.set()  # the scripted answer is not held here
+    # Playwright takes the file chooser over only once asked to: asked early, it is ready for the key press.
+    page.on("filechooser", lambda chooser: None)
+    open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+
+    # Upload: the file input's chooser opens from the keyboard.
+    tab_to(page, "Choose files…")
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+
+    # Ask, then open a citation and close it again.
+    tab_to(page, "Ask a question about this chat's documents", backwards=True)
+    page.keyboard.type(QUESTION)
+    page.keyboard.press("Enter")
+    answer = wait_for_answer(page)
+    tab_to(page, "Source 1", backwards=True)
+    page.keyboard.press("Enter")
+    expect(page.locator("#passage-dialog")).to_be_visible()
+    expect(page.locator("#passage-dialog").get_by_role("button", name="Close")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#passage-dialog")).to_be_hidden()
+    expect(answer.locator(".cite").first).to_be_focused()  # back where it was opened from
+
+    # Rename the open chat.
+    tab_to(page, "Rename", backwards=True, within=".chat-item.current")
+    page.keyboard.press("Enter")
+    page.keyboard.press("ControlOrMeta+A")
+    page.keyboard.type("Axolotl survey")
+    page.keyboard.press("Enter")
+    expect(current_chat(page).locator(".chat-select")).to_have_text("Axolotl survey")
+    expect(current_chat(page).locator(".chat-select")).to_be_focused()
+
+    # Retry an answer that failed (stand-in for a server that cannot be reached).
+    page.route("**/stream", lambda route: route.abort())
+    tab_to(page, "Ask a question about this chat's documents")
+    page.keyboard.type("hi")
+    page.keyboard.press("Enter")
+    expect(last_answer(page)).to_have_class(re.compile(r"\bfailed\b"))
+    page.unroute("**/stream")
+    tab_to(page, "Retry", backwards=True)
+    page.keyboard.press("Enter")
+    expect(last_answer(page).locator(".answer-text")).to_contain_text("Hello")
+
+    # Clear the conversation, confirmed in its dialog.
+    tab_to(page, "Clear conversation", backwards=True)
+    page.keyboard.press("Enter")
+    dialog = page.locator("#confirm-dialog")
+    expect(dialog).to_be_visible()
+    tab_to(page, "Clear")
+    page.keyboard.press("Enter")
+    expect(page.locator(".message")).to_have_count(0)
+
+    # A new chat, then delete the one used so far, confirmed in its dialog.
+    chats = page.locator(".chat-item").count()
+    tab_to(page, "+ New chat", backwards=True)
+    page.keyboard.press("Enter")
+    expect(page.locator(".chat-item")).to_have_count(chats + 1)
+    expect(page.get_by_label("Ask a question about this chat's documents")).to_be_focused()
+    tab_to(page, "Delete “Axolotl survey”", backwards=True)
+    page.keyboard.press("Enter")
+    expect(dialog).to_be_visible()
+    tab_to(page, "Delete")
+    page.keyboard.press("Enter")
+    expect(page.locator(".chat-item")).to_have_count(chats)
+    expect(page.locator(".chat-item .chat-select").filter(has_text="Axolotl survey")).to_have_count(0)
