@@ -99,10 +99,12 @@ LIVE_REGION_AROUND = """(node) => node.closest(
 
 def record_announcements(page: Page) -> None:
     """From now on every text the page's announcer (its status for screen readers) says is kept in
-    window.announced."""
+    window.announced (emptied at each call)."""
     page.evaluate(
         """() => {
             window.announced = [];
+            if (window.recording) return;
+            window.recording = true;
             const announcer = document.getElementById('announcer');
             new MutationObserver(() => announcer.textContent && window.announced.push(announcer.textContent))
                 .observe(announcer, {subtree: true, childList: true, characterData: true});
@@ -143,14 +145,27 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
 
     deck = tmp_path / "deck.pptx"
     deck.write_bytes(documents.deck())
+    record_announcements(page)
     upload(page, deck)
     expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    # Its steps are said once each, not each percent (the list of uploads is no live region).
+    assert upload_row(page, "deck.pptx").locator(".upload-status").evaluate(LIVE_REGION_AROUND) is None
+    announced = page.evaluate("window.announced")
+    assert announced[-1].startswith("deck.pptx: Ready · "), announced
+    assert len([text for text in announced if text.startswith("deck.pptx: Uploading")]) <= 1, announced
+
     record_announcements(page)
     ask(page, QUESTION)
     streamed = page.locator(".message.assistant.streaming .answer-text")
     expect(streamed).to_contain_text("The survey counts list")
     # A screen reader is not read the answer again at each token: no live region holds the streamed text.
     assert streamed.evaluate(LIVE_REGION_AROUND) is None
+    # Its cursor blinks, unless the person's system asks for less motion.
+    cursor = "(text) => getComputedStyle(text.lastElementChild, '::after').animationName"
+    assert streamed.evaluate(cursor) == "blink"
+    page.emulate_media(reduced_motion="reduce")
+    assert streamed.evaluate(cursor) == "none"
+    page.emulate_media(reduced_motion="no-preference")
     audit("an answer streaming", reveal=lambda: show_documents(page))
     held.release.set()
     answer = wait_for_answer(page)
