@@ -239,8 +239,8 @@ function composerChanged() {
     : `${length.toLocaleString()} of ${max.toLocaleString()} characters`;
 }
 
-// The question box's hint fits on its one line: a narrow box (a small phone) shows a shorter one. Should even that
-// not fit (large text), the box grows to show it whole, as it grows with a question.
+// The question box's hint fits on its one line: a narrow box (a small phone) shows a shorter one. Should even
+// that not fit (large text), the box grows to show it whole, as it grows with a question.
 const PLACEHOLDERS = [question.placeholder, "Ask a question…"];
 const measure = document.createElement("canvas").getContext("2d");
 
@@ -248,7 +248,8 @@ function fitPlaceholder() {
   const style = getComputedStyle(question);
   const room = question.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   measure.font = style.font;
-  question.placeholder = PLACEHOLDERS.find((text) => measure.measureText(text).width <= room) ?? PLACEHOLDERS.at(-1);
+  const fitting = PLACEHOLDERS.find((text) => measure.measureText(text).width <= room);
+  question.placeholder = fitting ?? PLACEHOLDERS.at(-1);
   composerChanged();
 }
 

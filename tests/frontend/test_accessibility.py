@@ -1,9 +1,10 @@
-"""The web chat is usable by everyone: axe-core (bundled by axe-playwright-python) audits every view against the
-WCAG 2.1 A and AA rules, in light and dark colours, on a desktop and a phone, in Chromium against the real app.
+"""The web chat is usable by everyone: axe-core (bundled by axe-playwright-python) audits every view against
+the WCAG 2.1 A and AA rules, in light and dark colours, on a desktop and a phone, in Chromium against the real
+app; every action is done with the keyboard alone; the question box's hint fits a 320 px screen.
 
-The model is scripted and holds its answer part-way until released (a stand-in: the bundled model cannot be made
-to pause mid-answer), so the streaming answer is audited as it stands still; upload, reading, retrieval, grounding
-and SSE are real.
+The model is scripted and holds its answer part-way until released (a stand-in: the bundled model cannot be
+made to pause mid-answer), so the streaming answer is audited as it stands still; upload, reading, retrieval,
+grounding and SSE are real.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ QUESTION = "How many axolotls were counted in the survey?"
 ANSWER = "The survey counts list Axolotl | 1,204 [Source 1]. Axolotls regrow their limbs [Source 2]."
 LOCKED = "encrypted_userpw_openpassword.pdf"
 DAMAGED = "malformed_header_and_eof_only.pdf"
-# The layouts the chat has: the three columns of a desktop, and a phone's one column with panels that slide in.
+# The chat's layouts: a desktop's three columns, and a phone's one column with panels that slide in.
 LAYOUTS = {"1280x800": {"width": 1280, "height": 800}, "390x844": {"width": 390, "height": 844}}
 SCHEMES = ("light", "dark")
 # Every WCAG 2.1 A and AA rule axe-core has; none is turned off.
@@ -112,6 +113,9 @@ def record_announcements(page: Page) -> None:
     )
 
 
+TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
 class Audit:
     """Runs axe on a view in every colour scheme and layout; `reveal` brings the view back after the layout
     changed (a panel that slid away, a dialog), `conceal` puts it away before the next one."""
@@ -127,7 +131,7 @@ class Audit:
             for layout, viewport in LAYOUTS.items():
                 self.page.set_viewport_size(viewport)
                 # The page lays itself out again on the media queries' change events, sent before a frame.
-                self.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+                self.page.evaluate(TWO_FRAMES)
                 reveal()
                 results = AXE.run(self.page, options=WCAG_21_AA)
                 if results.violations_count:
@@ -166,7 +170,7 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     page.emulate_media(reduced_motion="reduce")
     assert streamed.evaluate(cursor) == "none"
     page.emulate_media(reduced_motion="no-preference")
-    audit("an answer streaming", reveal=lambda: show_documents(page))
+    audit("an answer streaming")
     held.release.set()
     answer = wait_for_answer(page)
     # It hears what is going on, then the answer once it is written, once.
@@ -193,7 +197,8 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
         session_id = next(chat["session_id"] for chat in client.get("/chats").json()["chats"]
                           if chat["id"] == chat_id)
     closest = ("Your documents touch on this, but I couldn't find the answer in them.\n\n"
-               "The closest passages, which do not answer the question:\n“Axolotls regrow their limbs” [Source 1]")
+               "The closest passages, which do not answer the question:\n"
+               "“Axolotls regrow their limbs” [Source 1]")
     sources = stored["metadata"]["sources"][:1]
     server.services.memory.add_exchange(
         session_id, "Where do axolotls live?", closest,
@@ -270,14 +275,15 @@ def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, se
     assert box.evaluate(fits)
 
 
-# What has the keyboard's focus: its name, and whether it shows a focus ring (the hidden file input shows it on
-# its visible label, "Choose files…").
+# What has the keyboard's focus: its name, and whether it shows a focus ring (the hidden file input shows it
+# on its visible label, "Choose files…").
 FOCUSED = """(within) => {
     const node = document.activeElement;
     const name = node.getAttribute('aria-label') || node.labels?.[0]?.textContent || node.textContent || '';
     const ring = getComputedStyle(node.id === 'file-input' ? node.labels[0] : node);
     return {name: name.trim(), tag: node.tagName, within: node.closest(within) !== null,
-            ring: ring.outlineStyle !== 'none' && parseFloat(ring.outlineWidth) >= 2 && ring.opacity !== '0'};
+            ring: ring.outlineStyle !== 'none' && parseFloat(ring.outlineWidth) >= 2
+                && ring.opacity !== '0'};
 }"""
 
 
@@ -289,7 +295,7 @@ def tab_to(page: Page, name: str, backwards: bool = False, within: str = "body")
     for _ in range(60):
         page.keyboard.press(key)
         focused = page.evaluate(FOCUSED, within)
-        if focused["tag"] == "BODY":  # past the page's last control, out to the browser's own, then round again
+        if focused["tag"] == "BODY":  # past the page's last control, out to the browser's, then round again
             continue
         assert focused["ring"], f"no visible focus ring on {focused}"
         if focused["name"].startswith(name) and focused["within"]:
