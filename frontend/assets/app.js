@@ -247,7 +247,7 @@ const measure = document.createElement("canvas").getContext("2d");
 function fitPlaceholder() {
   const style = getComputedStyle(question);
   const room = question.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-  measure.font = style.font;
+  measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`; // not all give .font
   const fitting = PLACEHOLDERS.find((text) => measure.measureText(text).width <= room);
   question.placeholder = fitting ?? PLACEHOLDERS.at(-1);
   composerChanged();

@@ -2,7 +2,7 @@
 import { api, ApiError, LOST, whenBack } from "./api.js";
 import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
-import { $, announce, confirmAction, el, showPassage } from "./dom.js";
+import { $, announceToScreenReader, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { answerMark, retryStatus, unsearchedNote } from "./marks.js";
 
@@ -80,7 +80,7 @@ class AnswerView {
   status(text) {
     this.statusLine.textContent = text;
     this.statusLine.hidden = !text;
-    if (text && this.node.isConnected) announce(text);
+    if (text && this.node.isConnected) announceToScreenReader(text);
   }
 
   // The answer as a screen reader hears it once it is written: its text, then what kind of answer it is.
@@ -378,7 +378,7 @@ export class Conversation {
           answer = data.answer;
           view.finish(data);
           if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched, data.answer);
-          if (view.node.isConnected) announce(view.spoken());
+          if (view.node.isConnected) announceToScreenReader(view.spoken());
           ended = true;
         } else if (type === "error") {
           // The chat deleted while this answer was written is gone, as a 410 would say; anything else is busy.
@@ -391,7 +391,8 @@ export class Conversation {
         // Stopped after the answer was complete: it is saved and shown as it is.
       } else if (run.controller.signal.aborted) {
         view.stopped();
-        if (view.node.isConnected) announce(view.footer.textContent); // not the unfinished text again
+        // What became of it, not its unfinished text again.
+        if (view.node.isConnected) announceToScreenReader(view.footer.textContent);
       } else {
         view.fail(error, () => {
           if (this.busy) return;

@@ -1,7 +1,7 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api, isAway } from "./api.js";
 import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
-import { $, announce, confirmAction, el, formatCount, icon } from "./dom.js";
+import { $, announceToScreenReader, confirmAction, el, formatCount, icon } from "./dom.js";
 
 const POLL_MS = 1000;
 
@@ -103,7 +103,7 @@ class UploadRow {
     this.status.textContent = text;
     // Said once a step, while the row is on screen: not again at each percent or second counted.
     const step = text.replace(/\d[\d,.]*/g, "#");
-    if (step !== this.step && this.node.isConnected) announce(`${this.name}: ${text}`);
+    if (step !== this.step && this.node.isConnected) announceToScreenReader(`${this.name}: ${text}`);
     this.step = step;
     if (title) this.status.title = title;
     else this.status.removeAttribute("title");

@@ -70,7 +70,7 @@ export function showNotice(text) {
 
 // What a screen reader says of the conversation (its status, an answer once written), said once: the
 // conversation itself is not a live region, as it would read the whole streamed answer again at each frame.
-export function announce(text) {
+export function announceToScreenReader(text) {
   $("announcer").textContent = text;
 }
 
