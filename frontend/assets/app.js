@@ -227,7 +227,8 @@ function submitQuestion() {
 
 function composerChanged() {
   question.style.height = "auto";
-  question.style.height = `${Math.min(question.scrollHeight, 200)}px`;
+  const borders = question.offsetHeight - question.clientHeight; // its height counts them (border-box)
+  question.style.height = `${Math.min(question.scrollHeight + borders, 200)}px`;
   // Near the limit the composer says how much room is left; at it, that the rest (of a paste) was cut off.
   const count = $("composer-count");
   const [length, max] = [question.value.length, question.maxLength];
@@ -236,6 +237,20 @@ function composerChanged() {
   count.textContent = length >= max
     ? `A question can have at most ${max.toLocaleString()} characters: anything past that was cut off.`
     : `${length.toLocaleString()} of ${max.toLocaleString()} characters`;
+}
+
+// The question box's hint fits on its one line: a narrow box (a small phone) shows a shorter one. Should even
+// that not fit (large text), the box grows to show it whole, as it grows with a question.
+const PLACEHOLDERS = [question.placeholder, "Ask a question…"];
+const measure = document.createElement("canvas").getContext("2d");
+
+function fitPlaceholder() {
+  const style = getComputedStyle(question);
+  const room = question.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`; // not all give .font
+  const fitting = PLACEHOLDERS.find((text) => measure.measureText(text).width <= room);
+  question.placeholder = fitting ?? PLACEHOLDERS.at(-1);
+  composerChanged();
 }
 
 $("composer").addEventListener("submit", (event) => {
@@ -282,6 +297,8 @@ document.addEventListener("keydown", (event) => {
 
 relayout();
 describeEnter();
+fitPlaceholder();
+window.addEventListener("resize", fitPlaceholder);
 touch.addEventListener("change", describeEnter);
 wide.addEventListener("change", relayout);
 phone.addEventListener("change", relayout);

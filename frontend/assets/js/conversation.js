@@ -2,7 +2,7 @@
 import { api, ApiError, LOST, whenBack } from "./api.js";
 import { hasNoHistory, ownKey, reconcile, refusedAsDeleted } from "./catchup.js";
 import { citedPassage, pageLabel, passageOrigin } from "./citations.js";
-import { $, confirmAction, el, showPassage } from "./dom.js";
+import { $, announceToScreenReader, confirmAction, el, showPassage } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { answerMark, retryStatus, unsearchedNote } from "./marks.js";
 
@@ -43,7 +43,7 @@ class AnswerView {
     this.text = "";
     this.pendingFrame = undefined; // a render of the streamed text waiting for the next frame
     this.sources = [];
-    this.statusLine = el("p", { class: "status-line", role: "status" });
+    this.statusLine = el("p", { class: "status-line" });
     this.body = el("div", { class: "answer-text", dir: "auto" });
     // What the documents say, shown as soon as the search is done, while the written answer waits for the model.
     this.evidence = el("section", { class: "evidence", "aria-label": "From your documents", hidden: true });
@@ -76,9 +76,16 @@ class AnswerView {
     this.status("Thinking…");
   }
 
+  // Said too while the answer is on screen (not one going on in another chat).
   status(text) {
     this.statusLine.textContent = text;
     this.statusLine.hidden = !text;
+    if (text && this.node.isConnected) announceToScreenReader(text);
+  }
+
+  // The answer as a screen reader hears it once it is written: its text, then what kind of answer it is.
+  spoken() {
+    return [this.body.textContent, this.footer.querySelector(".mark")?.textContent].filter(Boolean).join(" ");
   }
 
   // Tokens can come faster than frames: the markdown is rendered again at most once a frame.
@@ -371,6 +378,7 @@ export class Conversation {
           answer = data.answer;
           view.finish(data);
           if (data.answer_kind !== "fixed") view.noteUnsearched(unsearched, data.answer);
+          if (view.node.isConnected) announceToScreenReader(view.spoken());
           ended = true;
         } else if (type === "error") {
           // The chat deleted while this answer was written is gone, as a 410 would say; anything else is busy.
@@ -381,8 +389,11 @@ export class Conversation {
     } catch (error) {
       if (ended) {
         // Stopped after the answer was complete: it is saved and shown as it is.
-      } else if (run.controller.signal.aborted) view.stopped();
-      else {
+      } else if (run.controller.signal.aborted) {
+        view.stopped();
+        // What became of it, not its unfinished text again.
+        if (view.node.isConnected) announceToScreenReader(view.footer.textContent);
+      } else {
         view.fail(error, () => {
           if (this.busy) return;
           asked.remove();
@@ -408,7 +419,6 @@ export class Conversation {
     const focusWasOnButton = [this.send, this.stop, document.body].includes(document.activeElement);
     this.send.hidden = running;
     this.stop.hidden = !running;
-    this.log.setAttribute("aria-busy", String(running));
     if (focusWasOnButton) (running ? this.stop : $("question")).focus();
   }
 

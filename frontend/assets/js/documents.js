@@ -1,7 +1,7 @@
 // A chat's documents: drop or pick files, follow each file's upload and indexing, list and delete documents.
 import { api, isAway } from "./api.js";
 import { mayMeanChatGone, refusedAsDeleted } from "./catchup.js";
-import { $, confirmAction, el, formatCount, icon } from "./dom.js";
+import { $, announceToScreenReader, confirmAction, el, formatCount, icon } from "./dom.js";
 
 const POLL_MS = 1000;
 
@@ -35,6 +35,7 @@ class UploadRow {
   constructor(file, onDismiss) {
     this.name = file.name;
     this.id = ++uploadRows;
+    this.step = null; // what its status last said, its numbers aside (show)
     this.bar = el("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
     this.status = el("span", { class: "upload-status", id: `upload-status-${this.id}` }, "Waiting…");
     this.stop = el("button", {
@@ -100,6 +101,10 @@ class UploadRow {
   show(state, text, percent, title = null) {
     this.node.dataset.state = state;
     this.status.textContent = text;
+    // Said once a step, while the row is on screen: not again at each percent or second counted.
+    const step = text.replace(/\d[\d,.]*/g, "#");
+    if (step !== this.step && this.node.isConnected) announceToScreenReader(`${this.name}: ${text}`);
+    this.step = step;
     if (title) this.status.title = title;
     else this.status.removeAttribute("title");
     if (percent === null) this.bar.removeAttribute("value"); // an indeterminate bar: no percent is known yet

@@ -68,6 +68,12 @@ export function showNotice(text) {
   };
 }
 
+// What a screen reader says of the conversation (its status, an answer once written), said once: the
+// conversation itself is not a live region, as it would read the whole streamed answer again at each frame.
+export function announceToScreenReader(text) {
+  $("announcer").textContent = text;
+}
+
 export function showPassage(label, title, excerpt) {
   $("passage-label").textContent = label;
   $("passage-title").textContent = title;
