@@ -257,6 +257,9 @@ class IngestionService:
         _stop_if(cancelled)  # the last moment a cancel is taken: from here on, the document is stored whole
         begun: list[_Prepared] = []
         stored_meanwhile: dict[str, DocumentRecord] = {}
+        # Read before the rows are begun: a row found gone at 'ready' was then removed by the chat's deletion if
+        # the count grew, else by another replica's roll-back (``mark_ready``).
+        chat_deletions = self._documents.chat_deletions(chat_id)
         # Held from before the rows say 'indexing' until they are 'ready' or gone: recovery leaves them be.
         with self._documents.storing(prepared.record.document_id for prepared in batch):
             try:
@@ -270,7 +273,9 @@ class IngestionService:
                 if begun:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
-                    self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
+                    self._documents.mark_ready(
+                        prepared.record, prepared.parents, prepared.chunks, chat_deletions=chat_deletions
+                    )
             except BaseException as error:
                 # With the database gone mid-way, a 'ready' may have committed unacknowledged: rolling back would
                 # take its vectors, then fail to remove its row. The sweep (``recover``), or the job's next worker

@@ -14,6 +14,7 @@ import sqlalchemy.exc
 
 from backend.errors import (
     ChatWasDeleted,
+    Conflict,
     NotFound,
     UnreadableDocument,
     ValidationFailed,
@@ -227,8 +228,8 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
     the lost connection's error is raised): nothing is rolled back under it; the sweep settles it later."""
     mark_ready = services.documents.mark_ready
 
-    def ready_then_connection_lost(record, parents, chunks):
-        mark_ready(record, parents, chunks)
+    def ready_then_connection_lost(record, parents, chunks, **known):
+        mark_ready(record, parents, chunks, **known)
         lost = psycopg.OperationalError("server closed the connection unexpectedly")
         raise sqlalchemy.exc.OperationalError("COMMIT", None, lost, connection_invalidated=True)
 
@@ -239,6 +240,25 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
     (stored,) = services.documents.list("chat1")
     assert services.ingestion.recover() == []
     assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
+
+
+def test_a_file_another_replicas_sweep_rolls_back_while_it_is_stored_is_refused_as_interrupted(
+    services, monkeypatch
+):
+    """A database restart dropped the storer's lock, so another replica's sweep took its document for left behind
+    and rolled it back, row and vectors, before the storer reached 'ready': the upload is refused with 409 (upload
+    it again), not as a chat deleted (410), and nothing of it is left."""
+    add = services.vectors.add
+
+    def add_then_swept(chat_id, chunks, embeddings):  # orders the two replicas' steps
+        add(chat_id, chunks, embeddings)
+        assert replica_with(services).recover() == [chunks[0].document_id]
+
+    monkeypatch.setattr(services.vectors, "add", add_then_swept)
+    with pytest.raises(Conflict, match="“notes.txt” was interrupted by a database restart and rolled back"):
+        services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    assert stored_chunks(services, "chat1") == (0, 0, 0) and services.documents.incomplete() == []
 
 
 ROLL_BACKS_OUTSIDE_AN_UPLOAD = ["discard", "purge_discarded", "recover"]
