@@ -122,6 +122,18 @@ class DocumentStore:
             yield current is not None and current.status == INDEXING
 
     @contextmanager
+    def unregistered(self, document_id: str) -> Iterator[bool]:
+        """Whether the document has no row (in any chat, in any state) and no live process is storing it; if so,
+        no process begins storing it while the block runs. On SQLite nothing is held: ask holding the chat's
+        in-process lock, which every storer of the one process using it holds (``IngestionService``)."""
+        with holding_if_free(self._engine, LockSpace.DOCUMENT, document_id) as free:
+            if not free:
+                yield False
+                return
+            with self._engine.connect() as db:
+                yield _chat_of(db, document_id) is None
+
+    @contextmanager
     def holding_chat_if_empty(self, chat_id: str) -> Iterator[bool]:
         """Whether the chat has no documents, not even one being stored; if so, no document is begun in it while the
         block runs (``begin`` waits for the chat's turn), so vectors the block finds in the chat's collection are
@@ -249,6 +261,11 @@ class DocumentStore:
                 .order_by(documents.c.created_at, chunk_table.c.document_id, chunk_table.c.seq)
             ).all()
         return [Chunk(*row) for row in rows]
+
+    def document_ids(self, chat_id: str) -> set[str]:
+        """The ids of the chat's documents, in any state."""
+        with self._engine.connect() as db:
+            return set(db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id)).scalars())
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
         return self._one(documents.c.chat_id == chat_id, documents.c.document_id == document_id)
