@@ -135,7 +135,7 @@ class ExplodingRegistry:
     def __init__(self, real):
         self._real = real
 
-    def mark_ready(self, *args):
+    def mark_ready(self, *args, **kwargs):
         raise OSError("disk full")
 
     def __getattr__(self, name):
@@ -160,7 +160,7 @@ def test_a_process_killed_mid_ingest_is_rolled_back_at_the_next_start(tmp_path, 
         from backend.config import Settings
         from backend.container import build_services
         services = build_services(Settings(data_dir=Path({str(tmp_path)!r})))
-        def die(*args):
+        def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
         services.ingestion._documents.mark_ready = die
         services.ingestion.ingest("chat1", {PAPER!r}, Path({str(pdfs / PAPER)!r}).read_bytes())
