@@ -38,7 +38,7 @@ from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
 from backend.stores.database import outage, warn_of
-from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
+from backend.stores.documents import INDEXING, READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +214,10 @@ class IngestionService:
         way (on SQLite, which has one process, nothing is waited for)."""
         with self._documents.storing([document_id]):
             record = self._documents.get(chat_id, document_id)
+            # Discarded first, as the sweep does (``recover``): a database restart may have dropped the lock of a
+            # storer still at work, whose 'ready' is then refused, not committed before its row is removed here.
+            if record is not None and record.status == INDEXING and not self._documents.discard(document_id):
+                record = self._documents.get(chat_id, document_id)  # its storer marked it ready meanwhile
             if record is not None and record.status == READY:
                 return record
             self.roll_back(chat_id, document_id)

@@ -1,5 +1,6 @@
 """Ingestion end to end on real stores: Chroma, BM25 and the SQLite registry, with the bundled embedder."""
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from tests.support.replicas import replica_with, waiting_for_a_lock
 from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
+NOTES = b"Axolotls regrow their limbs completely."
 
 
 def stored_chunks(services, chat_id: str) -> tuple[int, int, int]:
@@ -259,6 +261,35 @@ def test_a_file_another_replicas_sweep_rolls_back_while_it_is_stored_is_refused_
         services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
 
     assert stored_chunks(services, "chat1") == (0, 0, 0) and services.documents.incomplete() == []
+
+
+def test_a_replica_settling_a_document_whose_storer_lost_its_lock_refuses_that_storers_late_ready(
+    services, monkeypatch
+):
+    """Another replica uploads the same content while a database restart has dropped the first storer's lock:
+    it settles the document (rolls it back), and the first storer's 'ready', arriving during that roll-back, is
+    refused (409) rather than committed just before its row is removed (reported stored, then gone)."""
+    first = new_record(
+        document_id="first", chat_id="chat1", filename="notes.txt", sha256=hashlib.sha256(NOTES).hexdigest(),
+        file_type="txt", size_bytes=len(NOTES), page_count=1,
+    )
+    services.documents.begin(first)
+    delete_document = services.vectors.delete_document
+    late_ready = []
+
+    def deleted_then_late_ready(chat_id, document_id):  # orders the two replicas' steps
+        delete_document(chat_id, document_id)
+        try:
+            services.documents.mark_ready(first, [], [], chat_deletions=0)
+        except Conflict as refused:
+            late_ready.append(refused)
+
+    monkeypatch.setattr(services.vectors, "delete_document", deleted_then_late_ready)
+    stored = replica_with(services).ingest("chat1", "notes.txt", NOTES)
+
+    assert [type(error) for error in late_ready] == [Conflict]
+    assert not stored.duplicate and services.documents.get("chat1", "first") is None
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
 ROLL_BACKS_OUTSIDE_AN_UPLOAD = ["discard", "purge_discarded", "recover"]
