@@ -254,6 +254,17 @@ def test_a_document_removed_by_another_replicas_sweep_before_it_is_ready_is_refu
     assert store.get("chat1", "d1") is None and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
 
 
+def test_a_chats_deletions_are_counted_whatever_it_held(database):
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    store.mark_ready(record("d1"), [], [])
+    assert store.chat_deletions("chat1") == 0
+    store.remove_chat("chat1")
+    store.remove_chat("chat1")  # a deletion retried after a failure, or an empty chat's
+
+    assert store.chat_deletions("chat1") == 2 and store.chat_deletions("chat2") == 0
+
+
 def test_documents_stored_while_their_chat_is_deleted_are_removed_with_it_or_refused(database):
     """Storers racing the deletion (its note, then the removal of the chat's documents): whichever goes first,
     no document is left in the deleted chat."""
