@@ -9,7 +9,9 @@ its jobs are) and rolls back the documents still 'indexing' that nobody holds (`
 On SQLite one process uses the database and its start-up recovery is enough for the rest.
 
 The sweep also drops this replica's keyword (BM25) caches of chats deleted through another replica: nothing else
-would, since a deleted chat is never searched again.
+would, since a deleted chat is never searched again. And on every database it frees vectors whose document has
+no row (``IngestionService.free_orphans``: a storer interrupted by two database outages can leave them), looking
+in ``ORPHAN_CHATS_PER_SWEEP`` chats' collections each time, in turn.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from backend.stores.jobs import JobStore
 
 log = logging.getLogger(__name__)
 
+# With a sweep every 30 s (the default lease), a thousand chats are each looked at every 5 minutes.
+ORPHAN_CHATS_PER_SWEEP = 100
+
 
 class RecoverySweep:
     def __init__(self, ingestion: IngestionService, jobs: JobStore, *, every_seconds: float) -> None:
         self._ingestion = ingestion
         self._jobs = jobs
         self._every_seconds = every_seconds
+        self._next_orphan_chats = 0  # where the next sweep's share of the vector collections starts
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="axiom-recovery", daemon=True)
         self._thread.start()
@@ -45,5 +51,8 @@ class RecoverySweep:
                     self._ingestion.forget_gone_chats()
                 else:  # what is still 'indexing' is this process's own upload
                     self._ingestion.purge_discarded()
+                self._next_orphan_chats = self._ingestion.free_orphans_from(
+                    self._next_orphan_chats, ORPHAN_CHATS_PER_SWEEP
+                )
             except Exception as error:  # noqa: BLE001 - a store is down: the next sweep tries again
                 warn_of(log, error, "the recovery sweep failed; next in %.0f s", self._every_seconds)

@@ -38,7 +38,7 @@ from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
 from backend.stores.database import outage, warn_of
-from backend.stores.documents import READY, DocumentRecord, DocumentStore, new_record
+from backend.stores.documents import INDEXING, READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,10 @@ _STORING_ROUNDS = 3
 # Unless pages are recognised (OCR): about 2 s a page against 0.2 s to embed a page's chunks, so reading then takes
 # this share of a job's progress.
 _RECOGNITION_SHARE = 0.8
+# Looking for vectors without a document row (``free_orphans``): chunks read per look, and the most document ids
+# a look may exclude (Chroma spells each as an SQL variable, and SQLite takes at most 32766 in a statement).
+_ORPHAN_CHUNKS_PER_LOOK = 100
+_MOST_DOCUMENTS_EXCLUDED = 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,10 @@ class IngestionService:
         way (on SQLite, which has one process, nothing is waited for)."""
         with self._documents.storing([document_id]):
             record = self._documents.get(chat_id, document_id)
+            # Discarded first, as the sweep does (``recover``): a database restart may have dropped the lock of a
+            # storer still at work, whose 'ready' is then refused, not committed before its row is removed here.
+            if record is not None and record.status == INDEXING and not self._documents.discard(document_id):
+                record = self._documents.get(chat_id, document_id)  # its storer marked it ready meanwhile
             if record is not None and record.status == READY:
                 return record
             self.roll_back(chat_id, document_id)
@@ -257,6 +265,9 @@ class IngestionService:
         _stop_if(cancelled)  # the last moment a cancel is taken: from here on, the document is stored whole
         begun: list[_Prepared] = []
         stored_meanwhile: dict[str, DocumentRecord] = {}
+        # Read before the rows are begun: a row found gone at 'ready' was then removed by the chat's deletion if
+        # the count grew, else by another replica's roll-back (``mark_ready``).
+        chat_deletions = self._documents.chat_deletions(chat_id)
         # Held from before the rows say 'indexing' until they are 'ready' or gone: recovery leaves them be.
         with self._documents.storing(prepared.record.document_id for prepared in batch):
             try:
@@ -270,7 +281,9 @@ class IngestionService:
                 if begun:
                     self._vectors.add(chat_id, [chunks[i] for i in kept], embeddings[kept])
                 for prepared in begun:
-                    self._documents.mark_ready(prepared.record, prepared.parents, prepared.chunks)
+                    self._documents.mark_ready(
+                        prepared.record, prepared.parents, prepared.chunks, chat_deletions=chat_deletions
+                    )
             except BaseException as error:
                 # With the database gone mid-way, a 'ready' may have committed unacknowledged: rolling back would
                 # take its vectors, then fail to remove its row. The sweep (``recover``), or the job's next worker
@@ -392,6 +405,54 @@ class IngestionService:
             self._roll_back_beside_storers(record.chat_id, record.document_id)
             purged.append(record.document_id)
         return purged
+
+    def free_orphans(self, chat_id: str) -> list[str]:
+        """Frees the vectors in the chat's collection of documents that have no row (orphans); returns their ids.
+
+        A storer whose row another replica's sweep rolled back (a database restart dropped the storer's lock) may
+        still write vectors after it, and a second outage then keeps the storer from rolling them back itself:
+        retrieval never returns them (only ready documents' parents), but nothing else would ever free them.
+
+        Safe beside storers without waiting for anything: every storer writes its 'indexing' row before its first
+        vector (``_store``), holding the chat's in-process lock (this process's storers: on SQLite the only ones)
+        and the document's advisory lock (any replica's) from before the row until it is ready or rolled back.
+        So vectors of an id found with no row while neither lock is held (``DocumentStore.unregistered``) are
+        nobody's being stored; the only storer that could still add to them has lost its row, and fails at
+        'ready'. A row in any state (one being stored, a discarded one) keeps its vectors. Rechecking under the
+        locks rather than waiting for an id to be seen orphaned on two sweeps: as correct, without remembering
+        ids between sweeps, and a job's retry that reuses its document id is never raced. The collection's other
+        vectors are not read (``ChromaStore.documents_other_than``); a chat with more documents than one look can
+        exclude is left alone."""
+        lock = self._chat_locks[chat_id]
+        if not lock.acquire(blocking=False):
+            return []  # an upload of the chat runs in this process: the next sweep looks
+        try:
+            freed = []
+            excluded = self._documents.document_ids(chat_id)
+            while len(excluded) < _MOST_DOCUMENTS_EXCLUDED and (
+                found := self._vectors.documents_other_than(chat_id, excluded, _ORPHAN_CHUNKS_PER_LOOK)
+            ):
+                excluded |= found  # each id is looked at once: the loop ends even if one cannot be freed now
+                for document_id in found:
+                    with self._documents.unregistered(document_id) as orphaned:
+                        if orphaned:
+                            self._vectors.delete_document(chat_id, document_id)
+                            log.info("freed the vectors of document %s in chat %s: it has no row (its storing was "
+                                     "interrupted)", document_id, chat_id)
+                            freed.append(document_id)
+            if freed:
+                self._remove_collection_if_empty(chat_id)
+            return freed
+        finally:
+            lock.release()
+
+    def free_orphans_from(self, offset: int, count: int) -> int:
+        """``free_orphans`` in the chats of up to ``count`` vector collections from the ``offset``-th on (a sweep's
+        share: its cost stays bounded however many chats there are); returns where the next share starts."""
+        chats, next_offset = self._vectors.chats_page(offset, count)
+        for chat_id in chats:
+            self.free_orphans(chat_id)
+        return next_offset
 
     def forget_gone_chats(self) -> list[str]:
         """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied

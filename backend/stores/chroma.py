@@ -8,7 +8,7 @@ because Chroma's default embedding function downloads a model, which this offlin
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import chromadb
@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from backend.config import Settings
 from backend.errors import VectorStoreUnreachable
-from backend.ids import collection_name
+from backend.ids import COLLECTION_PREFIX, collection_name
 from backend.models import Chunk, ScoredChunk
 
 _COSINE = {"hnsw": {"space": "cosine"}}
@@ -224,6 +224,27 @@ class ChromaStore:
             return set()
         metadatas = collection.get(include=["metadatas"])["metadatas"]
         return {str(metadata["document_id"]) for metadata in metadatas}
+
+    @_unreachable_as_retrieval_failed
+    def documents_other_than(self, chat_id: str, known: Iterable[str], limit: int) -> set[str]:
+        """The ids of documents with vectors in the chat's collection that are not among ``known``, read from at
+        most ``limit`` of their chunks: a metadata filter, so the collection's other vectors are not read. Chroma
+        spells ``known`` as one SQL variable each, of which SQLite allows 32766: keep it below that."""
+        collection = self._existing_collection(chat_id)
+        if collection is None:
+            return set()
+        excluded = sorted(known)
+        where = {"document_id": {"$nin": excluded}} if excluded else None
+        metadatas = collection.get(where=where, limit=limit, include=["metadatas"])["metadatas"]
+        return {str(metadata["document_id"]) for metadata in metadatas}
+
+    @_unreachable_as_retrieval_failed
+    def chats_page(self, offset: int, limit: int) -> tuple[list[str], int]:
+        """The chats of up to ``limit`` collections from the ``offset``-th on (in Chroma's order), and where the
+        next page starts: 0 after the last."""
+        collections = self._client.list_collections(limit=limit, offset=offset)
+        chats = [c.name.removeprefix(COLLECTION_PREFIX) for c in collections if c.name.startswith(COLLECTION_PREFIX)]
+        return chats, offset + limit if len(collections) == limit else 0
 
     @_unreachable_as_retrieval_failed
     def get_chunks(self, chat_id: str, document_id: str | None = None) -> list[Chunk]:

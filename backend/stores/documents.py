@@ -122,6 +122,18 @@ class DocumentStore:
             yield current is not None and current.status == INDEXING
 
     @contextmanager
+    def unregistered(self, document_id: str) -> Iterator[bool]:
+        """Whether the document has no row (in any chat, in any state) and no live process is storing it; if so,
+        no process begins storing it while the block runs. On SQLite nothing is held: ask holding the chat's
+        in-process lock, which every storer of the one process using it holds (``IngestionService``)."""
+        with holding_if_free(self._engine, LockSpace.DOCUMENT, document_id) as free:
+            if not free:
+                yield False
+                return
+            with self._engine.connect() as db:
+                yield _chat_of(db, document_id) is None
+
+    @contextmanager
     def holding_chat_if_empty(self, chat_id: str) -> Iterator[bool]:
         """Whether the chat has no documents, not even one being stored; if so, no document is begun in it while the
         block runs (``begin`` waits for the chat's turn), so vectors the block finds in the chat's collection are
@@ -133,11 +145,15 @@ class DocumentStore:
             anyone = db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id).limit(1))
             yield anyone.first() is None
 
-    def mark_ready(self, record: DocumentRecord, parents: Sequence[Parent], chunks: Sequence[Chunk]) -> None:
+    def mark_ready(
+        self, record: DocumentRecord, parents: Sequence[Parent], chunks: Sequence[Chunk], *,
+        chat_deletions: int | None = None,
+    ) -> None:
         """The document ``begin`` registered becomes 'ready', with its parents and chunks. Raises ChatWasDeleted,
-        writing nothing, if its chat was deleted since: noted as deleted, or its row removed (the chat deleted and
-        made again); Conflict if the row was discarded meanwhile (another replica's recovery, after a database
-        restart dropped this storer's lock)."""
+        writing nothing, if its chat was deleted since: noted as deleted, or its row removed by the chat's deletion
+        (the chat made again since); Conflict if the row was discarded or removed by another replica's recovery
+        (a database restart dropped this storer's lock). ``chat_deletions``: the chat's ``deletions`` read before
+        ``begin``, which tells the two removals apart (without it a removed row is taken for the chat's)."""
         document_id = record.document_id
         with self._engine.begin() as db:
             take_turn(db, LockSpace.CHAT, record.chat_id)
@@ -145,13 +161,16 @@ class DocumentStore:
                 update(documents).where(documents.c.document_id == document_id, documents.c.status == INDEXING)
                 .values(status=READY, chunk_count=len(chunks))
             ).rowcount
-            _refuse_storing_in_deleted_chat(db, record, removed=not marked and _chat_of(db, document_id) is None)
+            removed = not marked and _chat_of(db, document_id) is None
+            # The same chat, never deleted since: the row went with a roll-back (a sweep's), not with the chat.
+            rolled_back = removed and chat_deletions == _deletions(db, record.chat_id)
+            _refuse_storing_in_deleted_chat(db, record, removed=removed and not rolled_back)
             if not marked:
                 # Another replica's recovery sweep took it for left behind: a database restart dropped the lock
-                # ``storing`` held, and the sweep discards the document before removing it.
+                # ``storing`` held, and the sweep discards the document, then removes it with its vectors.
                 raise Conflict(
-                    f"Storing “{record.filename}” was interrupted by a database restart; upload it again.",
-                    filename=record.filename,
+                    f"Storing “{record.filename}” was interrupted by a database restart and rolled back; upload it "
+                    "again.", filename=record.filename,
                 )
             if chunks:
                 db.execute(insert(chunk_table), [
@@ -185,13 +204,19 @@ class DocumentStore:
                 _bump_version(db, chat_id)
 
     def remove_chat(self, chat_id: str) -> int:
-        """Removes every document of the chat, whatever its status; returns how many were ready."""
+        """Removes every document of the chat, whatever its status, counting the chat's ``deletions``; returns
+        how many were ready."""
         with self._engine.begin() as db:
             statuses = db.execute(
                 delete(documents).where(documents.c.chat_id == chat_id).returning(documents.c.status)
             ).scalars().all()
-            _bump_version(db, chat_id)
+            _bump_version(db, chat_id, deleted=True)
             return sum(status == READY for status in statuses)
+
+    def chat_deletions(self, chat_id: str) -> int:
+        """How many times the chat was deleted (``remove_chat``); a storer hands it to ``mark_ready``."""
+        with self._engine.connect() as db:
+            return _deletions(db, chat_id)
 
     def import_chunks(self, chunks: Sequence[Chunk]) -> int:
         """Stores the chunks of ready documents that have none yet (those of a release that kept chunk texts only
@@ -236,6 +261,11 @@ class DocumentStore:
                 .order_by(documents.c.created_at, chunk_table.c.document_id, chunk_table.c.seq)
             ).all()
         return [Chunk(*row) for row in rows]
+
+    def document_ids(self, chat_id: str) -> set[str]:
+        """The ids of the chat's documents, in any state."""
+        with self._engine.connect() as db:
+            return set(db.execute(select(documents.c.document_id).where(documents.c.chat_id == chat_id)).scalars())
 
     def get(self, chat_id: str, document_id: str) -> DocumentRecord | None:
         return self._one(documents.c.chat_id == chat_id, documents.c.document_id == document_id)
@@ -335,12 +365,23 @@ def _chat_of(db: Connection, document_id: str) -> str | None:
     return db.execute(select(documents.c.chat_id).where(documents.c.document_id == document_id)).scalar_one_or_none()
 
 
-def _bump_version(db: Connection, chat_id: str | None) -> None:
+def _deletions(db: Connection, chat_id: str) -> int:
+    return db.execute(
+        select(chat_versions.c.deletions).where(chat_versions.c.chat_id == chat_id)
+    ).scalar_one_or_none() or 0
+
+
+def _bump_version(db: Connection, chat_id: str | None, *, deleted: bool = False) -> None:
+    """A new version token; ``deleted``: the chat's documents were all removed by its deletion (one more of its
+    ``deletions``)."""
     if chat_id is None:
         return
     token = uuid.uuid4().hex
-    statement = upsert_insert(db, chat_versions).values(chat_id=chat_id, version=token)
-    db.execute(statement.on_conflict_do_update(index_elements=["chat_id"], set_={"version": token}))
+    statement = upsert_insert(db, chat_versions).values(chat_id=chat_id, version=token, deletions=int(deleted))
+    changes = {"version": token}
+    if deleted:
+        changes["deletions"] = chat_versions.c.deletions + 1
+    db.execute(statement.on_conflict_do_update(index_elements=["chat_id"], set_=changes))
 
 
 def _record(row: Row) -> DocumentRecord:

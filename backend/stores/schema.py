@@ -163,11 +163,14 @@ chunks = Table(
 
 # A new random token in the same transaction as every change to a chat's ready documents: a replica whose BM25
 # cache carries another token rebuilds it. Never deleted, so a token is never seen twice for one chat.
+# ``deletions`` counts the chat's deletions (``DocumentStore.remove_chat``): a chat made again under the same id
+# has a higher count than when a document began to be stored in it.
 chat_versions = Table(
     "chat_versions",
     metadata,
     Column("chat_id", Text, primary_key=True),
     Column("version", Text, nullable=False),
+    Column("deletions", Integer, nullable=False, server_default="0"),
 )
 
 # Background ingestion jobs (backend/stores/jobs.py).

@@ -1,5 +1,6 @@
 """Ingestion end to end on real stores: Chroma, BM25 and the SQLite registry, with the bundled embedder."""
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import sqlalchemy.exc
 
 from backend.errors import (
     ChatWasDeleted,
+    Conflict,
     NotFound,
     UnreadableDocument,
     ValidationFailed,
@@ -27,6 +29,7 @@ from tests.support.replicas import replica_with, waiting_for_a_lock
 from tests.support.waiting import wait_for
 
 PAPER = "academic_2col_naacl06-shinyama.pdf"
+NOTES = b"Axolotls regrow their limbs completely."
 
 
 def stored_chunks(services, chat_id: str) -> tuple[int, int, int]:
@@ -134,7 +137,7 @@ class ExplodingRegistry:
     def __init__(self, real):
         self._real = real
 
-    def mark_ready(self, *args):
+    def mark_ready(self, *args, **kwargs):
         raise OSError("disk full")
 
     def __getattr__(self, name):
@@ -159,7 +162,7 @@ def test_a_process_killed_mid_ingest_is_rolled_back_at_the_next_start(tmp_path, 
         from backend.config import Settings
         from backend.container import build_services
         services = build_services(Settings(data_dir=Path({str(tmp_path)!r})))
-        def die(*args):
+        def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
         services.ingestion._documents.mark_ready = die
         services.ingestion.ingest("chat1", {PAPER!r}, Path({str(pdfs / PAPER)!r}).read_bytes())
@@ -227,8 +230,8 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
     the lost connection's error is raised): nothing is rolled back under it; the sweep settles it later."""
     mark_ready = services.documents.mark_ready
 
-    def ready_then_connection_lost(record, parents, chunks):
-        mark_ready(record, parents, chunks)
+    def ready_then_connection_lost(record, parents, chunks, **known):
+        mark_ready(record, parents, chunks, **known)
         lost = psycopg.OperationalError("server closed the connection unexpectedly")
         raise sqlalchemy.exc.OperationalError("COMMIT", None, lost, connection_invalidated=True)
 
@@ -238,6 +241,54 @@ def test_a_document_whose_ready_commit_meets_a_database_outage_keeps_its_vectors
 
     (stored,) = services.documents.list("chat1")
     assert services.ingestion.recover() == []
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
+
+
+def test_a_file_another_replicas_sweep_rolls_back_while_it_is_stored_is_refused_as_interrupted(
+    services, monkeypatch
+):
+    """A database restart dropped the storer's lock, so another replica's sweep took its document for left behind
+    and rolled it back, row and vectors, before the storer reached 'ready': the upload is refused with 409 (upload
+    it again), not as a chat deleted (410), and nothing of it is left."""
+    add = services.vectors.add
+
+    def add_then_swept(chat_id, chunks, embeddings):  # orders the two replicas' steps
+        add(chat_id, chunks, embeddings)
+        assert replica_with(services).recover() == [chunks[0].document_id]
+
+    monkeypatch.setattr(services.vectors, "add", add_then_swept)
+    with pytest.raises(Conflict, match="“notes.txt” was interrupted by a database restart and rolled back"):
+        services.ingestion.ingest("chat1", "notes.txt", b"Axolotls regrow their limbs completely.")
+
+    assert stored_chunks(services, "chat1") == (0, 0, 0) and services.documents.incomplete() == []
+
+
+def test_a_replica_settling_a_document_whose_storer_lost_its_lock_refuses_that_storers_late_ready(
+    services, monkeypatch
+):
+    """Another replica uploads the same content while a database restart has dropped the first storer's lock:
+    it settles the document (rolls it back), and the first storer's 'ready', arriving during that roll-back, is
+    refused (409) rather than committed just before its row is removed (reported stored, then gone)."""
+    first = new_record(
+        document_id="first", chat_id="chat1", filename="notes.txt", sha256=hashlib.sha256(NOTES).hexdigest(),
+        file_type="txt", size_bytes=len(NOTES), page_count=1,
+    )
+    services.documents.begin(first)
+    delete_document = services.vectors.delete_document
+    late_ready = []
+
+    def deleted_then_late_ready(chat_id, document_id):  # orders the two replicas' steps
+        delete_document(chat_id, document_id)
+        try:
+            services.documents.mark_ready(first, [], [], chat_deletions=0)
+        except Conflict as refused:
+            late_ready.append(refused)
+
+    monkeypatch.setattr(services.vectors, "delete_document", deleted_then_late_ready)
+    stored = replica_with(services).ingest("chat1", "notes.txt", NOTES)
+
+    assert [type(error) for error in late_ready] == [Conflict]
+    assert not stored.duplicate and services.documents.get("chat1", "first") is None
     assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 

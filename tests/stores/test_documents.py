@@ -209,6 +209,7 @@ def test_a_document_whose_chat_was_deleted_and_made_again_meanwhile_is_refused(d
     """Deleted, then made again under the same id (``POST /chats {"id": ...}`` forgets the deletion) while the file
     was embedded: its row went with the deletion, and it does not become a document of the new chat."""
     store = DocumentStore(database)
+    deletions = store.chat_deletions("chat1")
     store.begin(record("d1"))
     MemoryStore(database).clear_chat("chat1")
     store.remove_chat("chat1")
@@ -216,7 +217,7 @@ def test_a_document_whose_chat_was_deleted_and_made_again_meanwhile_is_refused(d
     ChatStore(database).create("A new chat", chat_id="chat1")
 
     with pytest.raises(ChatWasDeleted):
-        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2), chat_deletions=deletions)
 
     assert store.get("chat1", "d1") is None and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
 
@@ -228,10 +229,40 @@ def test_a_document_discarded_before_it_is_ready_is_refused_as_interrupted(datab
     store.begin(record("d1"))
     assert store.discard("d1")
 
-    with pytest.raises(Conflict, match="interrupted by a database restart; upload it again"):
+    with pytest.raises(Conflict, match="interrupted by a database restart and rolled back; upload it again"):
         store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2))
 
     assert store.list("chat1") == [] and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
+
+
+def test_a_document_removed_by_another_replicas_sweep_before_it_is_ready_is_refused_as_interrupted(database):
+    """The sweep discarded it and rolled it back whole, its row included, before the storer reached 'ready': the
+    storer is told that storing was interrupted (409), not that its chat was deleted, which it was not since the
+    storing began (it was deleted and made again once before)."""
+    store = DocumentStore(database)
+    MemoryStore(database).clear_chat("chat1")
+    store.remove_chat("chat1")
+    ChatStore(database).forget_deletion("chat1")
+    deletions = store.chat_deletions("chat1")
+    store.begin(record("d1"))
+    assert store.discard("d1")
+    store.remove("d1")
+
+    with pytest.raises(Conflict, match="interrupted by a database restart and rolled back; upload it again"):
+        store.mark_ready(record("d1"), parents_of("d1"), chunks_of("d1", 2), chat_deletions=deletions)
+
+    assert store.get("chat1", "d1") is None and store.chunks("chat1") == [] and store.parents(["d1-p0"]) == {}
+
+
+def test_a_chats_deletions_are_counted_whatever_it_held(database):
+    store = DocumentStore(database)
+    store.begin(record("d1"))
+    store.mark_ready(record("d1"), [], [])
+    assert store.chat_deletions("chat1") == 0
+    store.remove_chat("chat1")
+    store.remove_chat("chat1")  # a deletion retried after a failure, or an empty chat's
+
+    assert store.chat_deletions("chat1") == 2 and store.chat_deletions("chat2") == 0
 
 
 def test_documents_stored_while_their_chat_is_deleted_are_removed_with_it_or_refused(database):
