@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import unicodedata
 from dataclasses import dataclass, field
+from email.message import Message
+from email.utils import collapse_rfc2231_value
 
 from python_multipart import MultipartParser
 from python_multipart.exceptions import FormParserError
@@ -102,10 +104,11 @@ class _FileCollector:
 
     def _on_headers_finished(self) -> None:
         _, options = parse_options_header(self._disposition)
-        if not options.get(b"filename"):
+        filename = _filename(self._disposition, options)
+        if not filename:
             # A plain form field (only the password is read), or a file input left empty (browsers send
             # filename=""): nothing to read.
-            if b"filename" not in options and options.get(b"name") == PASSWORD_FIELD.encode():
+            if filename is None and options.get(b"name") == PASSWORD_FIELD.encode():
                 if self.password is not None:
                     raise ValidationFailed("Send at most one password with an upload.", field=PASSWORD_FIELD)
                 self.password = bytearray()
@@ -115,7 +118,7 @@ class _FileCollector:
             raise ValidationFailed(
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
             )
-        self._current = ReceivedFile(name=options[b"filename"].decode("utf-8", errors="replace"))
+        self._current = ReceivedFile(name=filename)
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
@@ -132,6 +135,23 @@ class _FileCollector:
             current.data = bytearray()  # let go of what was kept: the file is refused
             return
         current.data.extend(data[start:end])
+
+
+def _filename(disposition: bytes, options: dict[bytes, bytes]) -> str | None:
+    """A part's filename ("" for a file input left empty), None for a plain form field. python-multipart reads
+    only the plain ``filename`` (RFC 7578 forbids RFC 5987/2231's ``filename*=UTF-8''…`` in a form), but some
+    clients send a name beyond ASCII that way, alone or beside an ASCII stand-in: the standard library's MIME
+    parameter parser decodes it (continuations too), and it is preferred, as RFC 6266 prefers it."""
+    if b"*" in disposition:
+        header = Message()
+        header["content-disposition"] = disposition.decode("latin-1")
+        for name, value in header.get_params([], header="content-disposition"):
+            if name == "filename" and isinstance(value, tuple):  # (charset, language, text): the extended form
+                return collapse_rfc2231_value(value, errors="replace")
+    if b"filename" not in options:
+        return None
+    # Browsers send a plain name's UTF-8 bytes as they are.
+    return options[b"filename"].decode("utf-8", errors="replace")
 
 
 def _password_too_long() -> ValidationFailed:
