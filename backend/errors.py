@@ -97,6 +97,13 @@ class PayloadTooLarge(AxiomError):
     status = 413
 
 
+class RangeNotSatisfiable(AxiomError):
+    """A ``Range`` of a web UI file that starts past its end."""
+
+    code = "RANGE_NOT_SATISFIABLE"
+    status = 416
+
+
 class UnsupportedFileType(AxiomError):
     code = "UNSUPPORTED_FILE_TYPE"
     status = 415
