@@ -147,11 +147,15 @@ def _filename(disposition: bytes, options: dict[bytes, bytes]) -> str | None:
         header["content-disposition"] = disposition.decode("latin-1")
         for name, value in header.get_params([], header="content-disposition"):
             if name == "filename" and isinstance(value, tuple):  # (charset, language, text): the extended form
-                return collapse_rfc2231_value(value, errors="replace")
+                charset, language, text = value
+                return collapse_rfc2231_value((charset or "utf-8", language, text), errors="replace")
     if b"filename" not in options:
         return None
-    # Browsers send a plain name's UTF-8 bytes as they are.
-    return options[b"filename"].decode("utf-8", errors="replace")
+    raw = options[b"filename"]
+    try:
+        return raw.decode("utf-8")  # as browsers send a plain name
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")  # as older clients on Windows do
 
 
 def _password_too_long() -> ValidationFailed:

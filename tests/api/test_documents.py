@@ -317,8 +317,9 @@ def test_an_uploaded_filename_is_a_label_never_a_path(client, server):
 
 
 def multipart_body(disposition: str, data: bytes) -> bytes:
+    """``disposition``'s characters each one byte (latin-1), as a client sends them."""
     return (
-        f"--b\r\nContent-Disposition: form-data; name=\"files\"; {disposition}\r\n\r\n".encode() + data
+        f"--b\r\nContent-Disposition: form-data; name=\"files\"; {disposition}\r\n\r\n".encode("latin-1") + data
         + b"\r\n--b--\r\n"
     )
 
@@ -327,9 +328,11 @@ def multipart_body(disposition: str, data: bytes) -> bytes:
     "disposition",
     ["filename*=UTF-8''%C3%9Cber%20Bericht.txt",  # alone, as some clients send a name beyond ASCII
      "filename=\"Uber Bericht.txt\"; filename*=utf-8'de'%C3%9Cber%20Bericht.txt",  # beside an ASCII stand-in
-     "filename*0*=UTF-8''%C3%9Cber; filename*1*=%20Bericht.txt"],  # in continuations (RFC 2231)
+     "filename*0*=UTF-8''%C3%9Cber; filename*1*=%20Bericht.txt",  # in continuations (RFC 2231)
+     "filename*=''%C3%9Cber%20Bericht.txt",  # without its charset: UTF-8, as every other name
+     "filename=\"\xdcber Bericht.txt\""],  # plain, in Windows-1252 as older clients send it, not UTF-8
 )
-def test_a_filename_given_in_rfc_5987_form_is_read(client, disposition):
+def test_a_filename_given_in_rfc_5987_form_or_legacy_bytes_is_read(client, disposition):
     body = multipart_body(disposition, f"Der Bericht {disposition}: Axolotl regenerieren Gliedmaßen.".encode())
     response = client.post(
         "/chat/umlauts/documents", content=body, headers={"content-type": "multipart/form-data; boundary=b"}
