@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from backend.api.upload_budget import Reservation
 from backend.errors import AxiomError, FileTooLarge, ValidationFailed
+from backend.ingest.loaders import base_filename
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ _MAX_PASSWORD_BYTES = 4 * MAX_PASSWORD_CHARS  # UTF-8
 
 @dataclass(slots=True)
 class ReceivedFile:
-    name: str
+    name: str  # its base name (``base_filename``): no path, control or format characters
     data: bytearray = field(default_factory=bytearray)
     error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
 
@@ -118,7 +119,8 @@ class _FileCollector:
             raise ValidationFailed(
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
             )
-        self._current = ReceivedFile(name=filename)
+        # Never the name as sent: it may hold a path, or a NUL that PostgreSQL cannot keep with a background job.
+        self._current = ReceivedFile(name=base_filename(filename))
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:

@@ -23,7 +23,7 @@ from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, Uploaded
 from backend.api.upload_budget import Reservation, UploadBudget
 from backend.errors import AxiomError, Conflict, NotFound, TooLongForRequest
 from backend.ingest.jobs import IngestJobs
-from backend.ingest.loaders import base_filename, file_type_named
+from backend.ingest.loaders import file_type_named
 from backend.ingest.reader import Patience
 from backend.ingest.service import IngestionService, ReadFile
 from backend.memory import release_free_memory
@@ -118,7 +118,7 @@ class DocumentUploads:
         ]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
-            failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
+            failed=[FailedUpload(name=name, error=ErrorBody.of(error)) for name, error in failures],
             jobs=jobs,
         )
         return UploadOutcome(body, 202 if jobs else 200)
@@ -158,7 +158,7 @@ class DocumentUploads:
 
 def _opening(filename: str, password: str | None) -> str | None:
     """The password a job keeps for its file: a PDF's only (no other file is opened by one)."""
-    return password if file_type_named(base_filename(filename)) == "pdf" else None
+    return password if file_type_named(filename) == "pdf" else None
 
 
 def _characters(document: LoadedDocument) -> int:

@@ -341,6 +341,21 @@ def test_a_filename_given_in_rfc_5987_form_or_legacy_bytes_is_read(client, dispo
     assert response.json()["uploaded"][0]["name"] == "Über Bericht.txt"
 
 
+@pytest.mark.parametrize("disposition", ["filename*=UTF-8''not%00ed.txt", "filename=\"not\x00ed.txt\""])
+def test_a_filename_holding_a_nul_goes_to_a_background_job_without_it(client, disposition):
+    """PostgreSQL cannot keep a NUL: the job's file is stored under the name shown, without it."""
+    body = multipart_body(disposition, f"A note sent as {disposition!r}.".encode())
+    response = client.post(
+        "/chat/nul-names/documents?background=true", content=body,
+        headers={"content-type": "multipart/form-data; boundary=b"},
+    )
+    assert response.status_code == 202, response.text
+    (job,) = response.json()["jobs"]
+    assert job["name"] == "noted.txt"
+    state, _ = poll_until_finished(client, "nul-names", job["id"])
+    assert state["status"] == "ready" and state["name"] == "noted.txt"
+
+
 @pytest.mark.parametrize(
     ("method", "path", "field"),
     [("GET", "/chat/bad.chat/documents", "chat_id"),
