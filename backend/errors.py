@@ -97,16 +97,16 @@ class PayloadTooLarge(AxiomError):
     status = 413
 
 
+class UnsupportedFileType(AxiomError):
+    code = "UNSUPPORTED_FILE_TYPE"
+    status = 415
+
+
 class RangeNotSatisfiable(AxiomError):
     """A ``Range`` of a web UI file that starts past its end."""
 
     code = "RANGE_NOT_SATISFIABLE"
     status = 416
-
-
-class UnsupportedFileType(AxiomError):
-    code = "UNSUPPORTED_FILE_TYPE"
-    status = 415
 
 
 class UnreadableDocument(AxiomError):
