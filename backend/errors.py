@@ -102,6 +102,13 @@ class UnsupportedFileType(AxiomError):
     status = 415
 
 
+class RangeNotSatisfiable(AxiomError):
+    """A ``Range`` of a web UI file that starts past its end."""
+
+    code = "RANGE_NOT_SATISFIABLE"
+    status = 416
+
+
 class UnreadableDocument(AxiomError):
     """A file of a supported type whose text cannot be read; ``details["reason"]`` says why."""
 

@@ -9,9 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI
-from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
+from fastapi import APIRouter, Depends, FastAPI, Request
 from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope
@@ -33,6 +31,7 @@ from backend.api.schemas import MESSAGE_MAX_CHARS
 from backend.api.settings import ApiSettings
 from backend.api.upload_budget import UploadBudget
 from backend.api.uploads import DocumentUploads
+from backend.api.web_files import WebFiles
 from backend.config import Settings
 from backend.container import Services, build_services
 from backend.conversations import Conversations
@@ -42,8 +41,6 @@ from backend.ingest.recovery import RecoverySweep
 
 log = logging.getLogger(__name__)
 
-# The UI's files are not versioned by name, so a browser must revalidate them (a cheap 304) to see a new release.
-_REVALIDATE = {"Cache-Control": "no-cache"}
 # The page shows text from models and documents. frontend/assets/js/markdown.js keeps markup out of it; should any
 # get through, the browser still runs no inline script or handler and loads nothing from another origin.
 _WEB_UI_POLICY = {
@@ -159,13 +156,6 @@ def _document_the_contract(app: FastAPI, api_settings: ApiSettings) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-class _RevalidatedFiles(StaticFiles):
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        response = await super().get_response(path, scope)
-        response.headers.update(_REVALIDATE)
-        return response
-
-
 def _serve_web_ui(app: FastAPI, frontend_dir: Path) -> None:
     """``/`` and ``/assets/…`` only: a catch-all mount at ``/`` would answer unknown API routes with files
     instead of the JSON 404 of the error contract."""
@@ -174,8 +164,11 @@ def _serve_web_ui(app: FastAPI, frontend_dir: Path) -> None:
         log.warning("no web UI at %s (index.html and assets/ expected); serving the API only", frontend_dir)
         return
 
-    @app.get("/", include_in_schema=False)
-    def web_ui() -> FileResponse:
-        return FileResponse(index, headers=_REVALIDATE | _WEB_UI_POLICY)
+    page = WebFiles(directory=frontend_dir, headers=_WEB_UI_POLICY)
 
-    app.mount("/assets", _RevalidatedFiles(directory=assets), name="assets")
+    @app.get("/", include_in_schema=False)
+    async def web_ui(request: Request) -> Response:
+        # Through the same files as the assets: conditional (a 304 to a browser revalidating), Range errors JSON.
+        return await page.get_response(index.name, request.scope)
+
+    app.mount("/assets", WebFiles(directory=assets), name="assets")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import unicodedata
 from dataclasses import dataclass, field
+from email.message import Message
+from email.utils import collapse_rfc2231_value
 
 from python_multipart import MultipartParser
 from python_multipart.exceptions import FormParserError
@@ -23,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from backend.api.upload_budget import Reservation
 from backend.errors import AxiomError, FileTooLarge, ValidationFailed
+from backend.ingest.loaders import base_filename
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ _MAX_PASSWORD_BYTES = 4 * MAX_PASSWORD_CHARS  # UTF-8
 
 @dataclass(slots=True)
 class ReceivedFile:
-    name: str
+    name: str  # its base name (``base_filename``): no path, control or format characters
     data: bytearray = field(default_factory=bytearray)
     error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
 
@@ -102,10 +105,11 @@ class _FileCollector:
 
     def _on_headers_finished(self) -> None:
         _, options = parse_options_header(self._disposition)
-        if not options.get(b"filename"):
+        filename = _filename(self._disposition, options)
+        if not filename:
             # A plain form field (only the password is read), or a file input left empty (browsers send
             # filename=""): nothing to read.
-            if b"filename" not in options and options.get(b"name") == PASSWORD_FIELD.encode():
+            if filename is None and options.get(b"name") == PASSWORD_FIELD.encode():
                 if self.password is not None:
                     raise ValidationFailed("Send at most one password with an upload.", field=PASSWORD_FIELD)
                 self.password = bytearray()
@@ -115,7 +119,8 @@ class _FileCollector:
             raise ValidationFailed(
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
             )
-        self._current = ReceivedFile(name=options[b"filename"].decode("utf-8", errors="replace"))
+        # Never the name as sent: it may hold a path, or a NUL that PostgreSQL cannot keep with a background job.
+        self._current = ReceivedFile(name=base_filename(filename))
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
@@ -132,6 +137,27 @@ class _FileCollector:
             current.data = bytearray()  # let go of what was kept: the file is refused
             return
         current.data.extend(data[start:end])
+
+
+def _filename(disposition: bytes, options: dict[bytes, bytes]) -> str | None:
+    """A part's filename ("" for a file input left empty), None for a plain form field. python-multipart reads
+    only the plain ``filename`` (RFC 7578 forbids RFC 5987/2231's ``filename*=UTF-8''…`` in a form), but some
+    clients send a name beyond ASCII that way, alone or beside an ASCII stand-in: the standard library's MIME
+    parameter parser decodes it (continuations too), and it is preferred, as RFC 6266 prefers it."""
+    if b"*" in disposition:
+        header = Message()
+        header["content-disposition"] = disposition.decode("latin-1")
+        for name, value in header.get_params([], header="content-disposition"):
+            if name == "filename" and isinstance(value, tuple):  # (charset, language, text): the extended form
+                charset, language, text = value
+                return collapse_rfc2231_value((charset or "utf-8", language, text), errors="replace")
+    if b"filename" not in options:
+        return None
+    raw = options[b"filename"]
+    try:
+        return raw.decode("utf-8")  # as browsers send a plain name
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")  # as older clients on Windows do
 
 
 def _password_too_long() -> ValidationFailed:

@@ -440,6 +440,8 @@ class ChatCompletionRequest(BaseModel):
     )
     # Strict: "false" or "no" (a string, so truthy to many clients) was taken for a boolean, either way.
     stream: bool = Field(False, strict=True)
+    # A client asking for several choices must not be handed one as if that were all.
+    n: int | None = Field(None, ge=1, le=1, description="How many answers: one (each question is answered once)")
     metadata: CompletionMetadata | None = Field(
         None, description="chat_id (unless the X-Axiom-Chat-Id header is set) and optionally session_id"
     )

@@ -21,9 +21,9 @@ from backend.api.chats import Chats
 from backend.api.multipart import ReceivedFile
 from backend.api.schemas import DocumentState, ErrorBody, FailedUpload, UploadedDocument, UploadResponse
 from backend.api.upload_budget import Reservation, UploadBudget
-from backend.errors import AxiomError, Conflict, TooLongForRequest
+from backend.errors import AxiomError, Conflict, NotFound, TooLongForRequest
 from backend.ingest.jobs import IngestJobs
-from backend.ingest.loaders import base_filename, file_type_named
+from backend.ingest.loaders import file_type_named
 from backend.ingest.reader import Patience
 from backend.ingest.service import IngestionService, ReadFile
 from backend.memory import release_free_memory
@@ -118,27 +118,47 @@ class DocumentUploads:
         ]
         body = UploadResponse(
             uploaded=[UploadedDocument.of(r) for r in results if not isinstance(r, AxiomError)],
-            failed=[FailedUpload(name=base_filename(name), error=ErrorBody.of(error)) for name, error in failures],
+            failed=[FailedUpload(name=name, error=ErrorBody.of(error)) for name, error in failures],
             jobs=jobs,
         )
         return UploadOutcome(body, 202 if jobs else 200)
 
     def remove(self, chat_id: str, doc_id: str) -> None:
         """Deletes a document. By the id of a job still under way: cancels the job instead (it keeps nothing), or,
-        if the job got as far as storing its document, waits for that and deletes the document."""
+        if the job got as far as storing its document, waits for that and deletes the document. By the id of a
+        job that had ended: deletes the document it made, or dismisses a job that failed or was cancelled (nothing
+        of it is kept, so only the job's own record goes)."""
         job = self._jobs.cancel(chat_id, doc_id)
-        if job is not None and not job.finished:
+        if job is None:
+            self._remove_finished(chat_id, doc_id)
+            return
+        if not job.finished:
             raise Conflict(
                 f"“{job.filename}” is being stored right now; delete it again in a moment.", doc_id=doc_id
             )
-        if job is not None and (job.state != "ready" or job.document_id != doc_id):
-            return  # cancelled with nothing stored, or a duplicate of a document it did not make
-        self._ingestion.delete(chat_id, doc_id)
+        if job.state == "ready" and job.document_id == doc_id:
+            self._ingestion.delete(chat_id, doc_id)
+        # Otherwise cancelled with nothing stored, or a duplicate of a document it did not make.
+
+    def _remove_finished(self, chat_id: str, doc_id: str) -> None:
+        """A document, or a job that had ended before this delete (GET shows both). A job whose document is there
+        has it deleted (the job then reads ``cancelled``); any other is forgotten: GET then answers 404 for it as
+        for a document deleted."""
+        job = self._jobs.get(chat_id, doc_id)
+        if job is None or (job.state == "ready" and job.document_id == doc_id):
+            try:
+                self._ingestion.delete(chat_id, doc_id)
+                return
+            except NotFound:
+                if job is None:
+                    raise
+                # Its document was deleted already: it reads cancelled, and is forgotten as one.
+        self._jobs.forget(chat_id, doc_id)
 
 
 def _opening(filename: str, password: str | None) -> str | None:
     """The password a job keeps for its file: a PDF's only (no other file is opened by one)."""
-    return password if file_type_named(base_filename(filename)) == "pdf" else None
+    return password if file_type_named(filename) == "pdf" else None
 
 
 def _characters(document: LoadedDocument) -> int:

@@ -199,6 +199,10 @@ class IngestJobs:
         """Forgets the chat's finished jobs (call once none is running)."""
         self._store.delete_chat(chat_id)
 
+    def forget(self, chat_id: str, job_id: str) -> None:
+        """Forgets a job that has ended (a client dismissing one that failed); one still under way stays."""
+        self._store.delete_finished(chat_id, job_id)
+
     def close(self) -> None:
         """Stops claiming. A job running here goes on until the process ends; if that cuts it short, its lease
         runs out and another worker (or this process's next run) takes it over."""

@@ -454,10 +454,10 @@ class IngestionService:
             self.free_orphans(chat_id)
         return next_offset
 
-    def forget_gone_chats(self) -> list[str]:
+    def forget_gone_chats(self) -> None:
         """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied
-        through another replica); returns their ids."""
-        return self._keywords.forget_chats_except(self._documents.chats())
+        through another replica)."""
+        self._keywords.forget_chats_except(self._documents.chats())
 
     def delete(self, chat_id: str, document_id: str) -> None:
         validate_id(chat_id, field="chat_id")

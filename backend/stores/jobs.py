@@ -236,6 +236,12 @@ class JobStore:
         with self._engine.begin() as db:
             db.execute(delete(jobs).where(jobs.c.chat_id == chat_id))
 
+    def delete_finished(self, chat_id: str, job_id: str) -> None:
+        with self._engine.begin() as db:
+            db.execute(delete(jobs).where(
+                jobs.c.chat_id == chat_id, jobs.c.job_id == job_id, jobs.c.state.not_in(UNFINISHED)
+            ))
+
 
 def _joined(pieces: Iterable[bytes]) -> bytes:
     """The pieces as one bytes object, without a second whole copy: BytesIO hands over the buffer it wrote into."""

@@ -98,6 +98,29 @@ def test_a_background_job_that_fails_reports_the_error(client, pdfs):
     assert_error(client.get("/chat/locked/documents"), 404, "NOT_FOUND", chat_id="locked")
 
 
+def test_a_failed_job_is_dismissed_by_its_delete(client):
+    response = upload(client, "dismissed", ("empty.txt", b""), background="true")
+    job_id = response.json()["jobs"][0]["id"]
+    state, _ = poll_until_finished(client, "dismissed", job_id)
+    assert state["status"] == "failed"
+
+    deleted = client.delete(f"/chat/dismissed/documents/{job_id}")
+    assert deleted.status_code == 200 and deleted.json() == {"id": job_id, "deleted": True}
+    assert_error(client.get(f"/chat/dismissed/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+    assert_error(client.delete(f"/chat/dismissed/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+
+
+def test_a_cancelled_job_is_dismissed_by_a_second_delete(client, server):
+    response = upload(client, "dismissed-late", ("late.md", b"# Late\n\nA note deleted twice."), background="true")
+    job_id = response.json()["jobs"][0]["id"]
+    poll_until_finished(client, "dismissed-late", job_id)
+    assert client.delete(f"/chat/dismissed-late/documents/{job_id}").status_code == 200
+    assert client.get(f"/chat/dismissed-late/documents/{job_id}").json()["status"] == "cancelled"
+
+    assert client.delete(f"/chat/dismissed-late/documents/{job_id}").status_code == 200
+    assert_error(client.get(f"/chat/dismissed-late/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+
+
 def test_a_small_file_is_indexed_within_the_request_and_only_once(client):
     notes = ("notes.txt", b"Axolotls regrow their limbs, their hearts and parts of their brains.")
     first = upload(client, "notes", notes)
@@ -291,6 +314,46 @@ def test_an_uploaded_filename_is_a_label_never_a_path(client, server):
     assert response.json()["uploaded"][0]["name"] == "axiom-upload-escape.txt"
     data_dir = server.services.settings.data_dir
     assert not list(data_dir.parent.rglob("axiom-upload-escape*"))
+
+
+def multipart_body(disposition: str, data: bytes) -> bytes:
+    """``disposition``'s characters each one byte (latin-1), as a client sends them."""
+    return (
+        f"--b\r\nContent-Disposition: form-data; name=\"files\"; {disposition}\r\n\r\n".encode("latin-1") + data
+        + b"\r\n--b--\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "disposition",
+    ["filename*=UTF-8''%C3%9Cber%20Bericht.txt",  # alone, as some clients send a name beyond ASCII
+     "filename=\"Uber Bericht.txt\"; filename*=utf-8'de'%C3%9Cber%20Bericht.txt",  # beside an ASCII stand-in
+     "filename*0*=UTF-8''%C3%9Cber; filename*1*=%20Bericht.txt",  # in continuations (RFC 2231)
+     "filename*=''%C3%9Cber%20Bericht.txt",  # without its charset: UTF-8, as every other name
+     "filename=\"\xdcber Bericht.txt\""],  # plain, in Windows-1252 as older clients send it, not UTF-8
+)
+def test_a_filename_given_in_rfc_5987_form_or_legacy_bytes_is_read(client, disposition):
+    body = multipart_body(disposition, f"Der Bericht {disposition}: Axolotl regenerieren Gliedmaßen.".encode())
+    response = client.post(
+        "/chat/umlauts/documents", content=body, headers={"content-type": "multipart/form-data; boundary=b"}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["uploaded"][0]["name"] == "Über Bericht.txt"
+
+
+@pytest.mark.parametrize("disposition", ["filename*=UTF-8''not%00ed.txt", "filename=\"not\x00ed.txt\""])
+def test_a_filename_holding_a_nul_goes_to_a_background_job_without_it(client, disposition):
+    """PostgreSQL cannot keep a NUL: the job's file is stored under the name shown, without it."""
+    body = multipart_body(disposition, f"A note sent as {disposition!r}.".encode())
+    response = client.post(
+        "/chat/nul-names/documents?background=true", content=body,
+        headers={"content-type": "multipart/form-data; boundary=b"},
+    )
+    assert response.status_code == 202, response.text
+    (job,) = response.json()["jobs"]
+    assert job["name"] == "noted.txt"
+    state, _ = poll_until_finished(client, "nul-names", job["id"])
+    assert state["status"] == "ready" and state["name"] == "noted.txt"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ keeps, and that generation really stops."""
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -14,8 +16,10 @@ from httpx_sse import connect_sse
 
 from backend.config import Settings
 from backend.llm.factory import build_llm
+from backend.llm.openai_compat import OpenAICompatLLM
 from tests.api.server import serve
 from tests.api.support import assert_error, stream_events, upload
+from tests.llm.support import free_port
 from tests.rag.scripted import ScriptedLLM
 from tests.support.waiting import wait_for
 
@@ -75,6 +79,46 @@ def test_the_openai_client_sees_the_failure(impatient_server):
     with pytest.raises(openai.APIError) as raised:
         list(stream)
     assert raised.value.body["error"] == "SYNTHESIS_FAILED"
+
+
+@pytest.fixture(scope="module")
+def server_down(build_app_services, tmp_path_factory):
+    """A server model (OpenAI-compatible) whose server is not running: nothing listens at its address."""
+    address = f"http://127.0.0.1:{free_port()}/v1"
+    llm = OpenAICompatLLM(address, "local", api_key=None, context_window=2048, timeout=30)
+    with serve(build_app_services(tmp_path_factory.mktemp("server-down"), llm=llm)) as running:
+        with httpx.Client(base_url=running.url) as client:
+            assert upload(client, "notes", NOTES).status_code == 200
+        yield running, address
+
+
+def assert_told_plainly(error: dict, address: str, caplog) -> None:
+    """The asker reads a sentence without the server's address; the log names it, with the cause."""
+    assert error["error"] == "SYNTHESIS_FAILED"
+    assert error["message"] == "The language model server did not answer; try again shortly."
+    assert address.split("//")[1].split("/")[0] not in json.dumps(error)
+    assert any(address in r.getMessage() and "did not answer" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+
+
+def test_a_model_server_that_is_down_is_told_without_its_address(server_down, caplog):
+    running, address = server_down
+    question = {"message": QUESTION, "chat_id": "notes"}
+    with httpx.Client(base_url=running.url, timeout=300) as client, caplog.at_level(logging.WARNING):
+        assert_told_plainly(assert_error(client.post("/chat/", json=question), 503, "SYNTHESIS_FAILED"), address, caplog)
+
+        events = stream_events(client, "/chat/notes/stream", {"message": QUESTION})
+        assert events[-1][0] == "error"
+        assert_told_plainly(events[-1][1], address, caplog)
+
+        openai_body = {"model": "axiom", "messages": [{"role": "user", "content": QUESTION}],
+                       "metadata": {"chat_id": "notes"}}
+        response = client.post("/v1/chat/completions", json=openai_body)
+        assert_told_plainly(assert_error(response, 503, "SYNTHESIS_FAILED"), address, caplog)
+
+        streamed = client.post("/v1/chat/completions", json={**openai_body, "stream": True})
+        last = json.loads([line for line in streamed.text.splitlines() if line.startswith("data: ")][-1][6:])
+        assert_told_plainly(last["error"], address, caplog)
 
 
 class SlowLongLLM(ScriptedLLM):

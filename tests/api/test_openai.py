@@ -109,6 +109,15 @@ def test_stream_is_a_boolean_not_anything_truthy(server, stream):
     assert_error(response, 400, "VALIDATION_ERROR", field="stream")
 
 
+def test_more_than_one_choice_is_400_not_one_choice_answered_as_all(server):
+    body = {"model": "axiom", "n": 2, "messages": [{"role": "user", "content": "hi"}]}
+    response = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=600)
+    assert_error(response, 400, "VALIDATION_ERROR", field="n")
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    declared = document["components"]["schemas"]["ChatCompletionRequest"]["properties"]["n"]
+    assert {"minimum": 1, "maximum": 1}.items() <= declared["anyOf"][0].items()
+
+
 def test_the_openapi_document_says_a_completion_may_be_a_stream(server):
     """A generated client was told JSON only, and got server-sent events for stream: true."""
     document = httpx.get(f"{server.url}/openapi.json").json()

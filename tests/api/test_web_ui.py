@@ -63,3 +63,25 @@ def test_without_a_frontend_the_api_still_runs(build_app_services, tmp_path):
     with serve(build_app_services(tmp_path / "data"), settings) as running, httpx.Client(base_url=running.url) as client:
         assert_error(client.get("/"), 404, "NOT_FOUND")
         assert client.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/", "/assets/app.js"])
+def test_a_browser_revalidating_a_file_gets_a_304(client, path):
+    first = client.get(path)
+    for condition in ({"if-none-match": first.headers["etag"]}, {"if-modified-since": first.headers["last-modified"]}):
+        again = client.get(path, headers=condition)
+        assert again.status_code == 304 and not again.content
+        assert again.headers["cache-control"] == "no-cache"
+
+
+@pytest.mark.parametrize("path", ["/", "/assets/app.js"])
+def test_a_range_is_served_and_one_that_cannot_be_is_a_json_error(client, path):
+    whole = client.get(path).content
+    part = client.get(path, headers={"range": "bytes=0-9"})
+    assert part.status_code == 206 and part.content == whole[:10]
+
+    past_the_end = client.get(path, headers={"range": f"bytes={len(whole)}-"})
+    assert_error(past_the_end, 416, "RANGE_NOT_SATISFIABLE", size_bytes=len(whole))
+    assert past_the_end.headers["content-range"] == f"bytes */{len(whole)}"
+    for malformed in ("bytes=9-2", "pages=1-2", "garbage"):
+        assert_error(client.get(path, headers={"range": malformed}), 400, "VALIDATION_ERROR", field="range")

@@ -9,6 +9,7 @@ these tests check: the request the provider builds, how it reads the stream, and
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -181,15 +182,17 @@ def test_no_server_at_all_is_unavailable() -> None:
         ollama_at(f"http://127.0.0.1:{free_port()}").complete(COUNTING_PROMPT, GenerationParams())
 
 
-def test_an_error_from_the_server_is_a_synthesis_failure_not_unavailability(stand_in: StandInOllama) -> None:
+def test_an_error_from_the_server_is_a_synthesis_failure_not_unavailability(stand_in: StandInOllama, caplog) -> None:
     stand_in.script.error = (404, f"model '{MODEL}' not found")
 
-    with pytest.raises(SynthesisFailed) as raised:
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed) as raised:
         ollama_at(stand_in.url).complete(COUNTING_PROMPT, GenerationParams())
 
     assert not isinstance(raised.value, LLMUnavailable)
-    assert "not found" in raised.value.message
     assert raised.value.details["status"] == 404
+    # The server's address and its words are the operator's, in the log; the asker reads a plain sentence.
+    assert stand_in.url.removeprefix("http://") not in raised.value.message and "not found" not in raised.value.message
+    assert any(stand_in.url in r.getMessage() and "not found" in r.getMessage() for r in caplog.records)
 
 
 def test_token_count_is_a_rough_estimate_that_grows_with_the_text() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse
 
 from backend.api.deps import AnswererDep, ChatId, UserDep
@@ -31,7 +32,11 @@ _STREAM_DOC = {
 
 @router.post("/chat/", response_model=ChatResponse, responses=error_responses(400, 404, 409, 410, 503))
 async def chat(body: ChatRequest, answerer: AnswererDep, user: UserDep) -> ChatResponse:
-    question = answerer.question(body.message, chat_id=body.chat_id, session_id=body.session_id, user=user)
+    # Its checks read and write the database, which may wait (SQLite's write lock, a slow server): never on the
+    # event loop, which every other request needs meanwhile.
+    question = await run_in_threadpool(
+        answerer.question, body.message, chat_id=body.chat_id, session_id=body.session_id, user=user
+    )
     answered = await call_in_thread(lambda: answerer.answer(question))
     return ChatResponse.of(answered.answer, session_id=question.session_id, message_id=answered.message_id)
 
@@ -40,7 +45,9 @@ async def chat(body: ChatRequest, answerer: AnswererDep, user: UserDep) -> ChatR
 async def chat_stream(
     chat_id: ChatId, body: ChatStreamRequest, answerer: AnswererDep, user: UserDep
 ) -> EventSourceResponse:
-    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id, user=user)
+    question = await run_in_threadpool(
+        answerer.question, body.message, chat_id=chat_id, session_id=body.session_id, user=user
+    )
     return stream_response(chat_events(answerer, question))
 
 
@@ -54,5 +61,7 @@ async def legacy_chat_stream(
             f"collection_name must be '{_COLLECTION_PREFIX}' followed by a chat id.", field="collection_name"
         )
     chat_id = body.collection_name.removeprefix(_COLLECTION_PREFIX)
-    question = answerer.question(body.message, chat_id=chat_id, session_id=body.session_id, user=user)
+    question = await run_in_threadpool(
+        answerer.question, body.message, chat_id=chat_id, session_id=body.session_id, user=user
+    )
     return stream_response(chat_events(answerer, question))

@@ -136,11 +136,16 @@ def document_state(chat_id: DocumentChatId, doc_id: DocId, services: ServicesDep
 
 @router.delete(
     "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted,
-    responses=error_responses(400, 404, 409),
+    responses={
+        200: {"description": "The document deleted; or the job cancelled; or a job that had ended `failed` or "
+              "`cancelled` dismissed (its GET is then a 404)"},
+        **error_responses(400, 404, 409),
+    },
 )
 def delete_document(chat_id: DocumentChatId, doc_id: DocId, uploads: UploadsDep) -> DocumentDeleted:
     """Removes the document from Chroma, BM25 and the registry (no original file is kept on disk). By a background
     job's id while it is queued or indexing: cancels it, and what it had done is rolled back (409 only if it is
-    already storing its document and still is after a wait)."""
+    already storing its document and still is after a wait); the job then reads `cancelled`. By the id of a job
+    that reads `failed` or `cancelled`: dismisses it (nothing of it was kept), so its GET is a 404 from then on."""
     uploads.remove(chat_id, doc_id)
     return DocumentDeleted(id=doc_id)

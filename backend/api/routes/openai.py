@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header
+from fastapi.concurrency import run_in_threadpool
 from sse_starlette import EventSourceResponse
 
 from backend.api.deps import AnswererDep, ApiSettingsDep, UserDep
@@ -52,8 +53,8 @@ async def chat_completions(
     if question_message is None:
         raise ValidationFailed("messages must contain a user message.", field="messages")
     metadata = body.metadata or {}
-    question = answerer.question(
-        question_message.text(),
+    question = await run_in_threadpool(
+        answerer.question, question_message.text(),
         chat_id=x_axiom_chat_id or metadata.get("chat_id"),
         session_id=x_axiom_session_id or metadata.get("session_id"), user=user,
         message_field="messages", message_subject="the last user message",
