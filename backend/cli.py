@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from backend.config import ENV_PREFIX, Settings
+from backend.config import ENV_PREFIX, Settings, masked_url
 from backend.errors import AxiomError
 from backend.ids import ID_RULE, validate_id
 
@@ -24,11 +24,24 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from backend.api.app import create_app
     from backend.api.auth import check_exposure
+    from backend.api.settings import ApiSettings
+    from backend.container import build_services
     from backend.memory import limit_heap_arenas
+    from backend.startup import check_port, wait_for_servers
 
+    # Every check that can fail comes before the models load, and each fails as one line (main): the services
+    # are built here, not in the server's start-up, which would print a failure as a traceback.
+    api_settings = ApiSettings()
+    check_port(args.host, args.port)
+    wait_for_servers(settings)
     check_exposure(args.host, settings)
-    limit_heap_arenas(2)  # before the server starts its threads (backend/memory.py says why)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    limit_heap_arenas(2)  # before the services start their threads (backend/memory.py says why)
+    services = build_services(settings)
+    try:
+        app = create_app(settings, services=services, api_settings=api_settings)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    finally:
+        services.close()
     return 0
 
 
@@ -160,8 +173,9 @@ def _keys_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keys_list(args: argparse.Namespace, settings: Settings) -> int:
+    keys = _user_store(settings).api_keys()  # first: a database that cannot be opened prints no heading
     print(f"{'KEY ID':<14}{'USER':<24}{'CREATED':<22}REVOKED")
-    for key in _user_store(settings).api_keys():
+    for key in keys:
         print(f"{key.key_id:<14}{key.user:<24}{_when(key.created_at):<22}{_when(key.revoked_at) or '-'}")
     return 0
 
@@ -399,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         for problem in error.errors():
             name = ENV_PREFIX + "_".join(map(str, problem["loc"])).upper()
-            print(f"error: the setting {name}={problem.get('input')!r} is wrong: {problem['msg']}", file=sys.stderr)
+            value = problem.get("input")
+            shown = repr(masked_url(value) if isinstance(value, str) else value)  # a database URL's password
+            print(f"error: the setting {name}={shown} is wrong: {problem['msg']}", file=sys.stderr)
         return 2
 
 
