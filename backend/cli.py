@@ -293,12 +293,23 @@ def _existing_folder(value: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="axiom", description=__doc__,
+        epilog="Settings are AXIOM_* environment variables, or lines of a .env file in the current folder (README.md "
+        "lists them).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8000)
+    serve = commands.add_parser(
+        "serve", help="run the HTTP service",
+        description="Serves the API and the web chat. Before the models load it waits up to "
+        "AXIOM_STARTUP_WAIT_SECONDS for the database server and the Chroma server the settings name.",
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default: %(default)s, this machine only; any other needs AXIOM_AUTH)",
+    )
+    serve.add_argument("--port", type=_port, default=8000, help="TCP port to listen on (default: %(default)s)")
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
@@ -317,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser("search", help="show the passages a question retrieves")
     search.add_argument("--chat", required=True, type=_id, help="chat id")
-    search.add_argument("query")
+    search.add_argument("query", help="what to look for")
     search.set_defaults(run=_search)
 
     ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
@@ -328,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as in the web chat), so a follow-up question can refer to the previous answer. A session belongs to the "
         "chat it was started in: another chat's is refused",
     )
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question, in quotes")
     ask.set_defaults(run=_ask)
 
     keys = commands.add_parser("keys", help="API keys, for AXIOM_AUTH=api-key")

@@ -14,9 +14,11 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine, exc
 
@@ -38,10 +40,10 @@ RETRY_SECONDS = 2.0
 _POSTGRESQL_PORT = 5432
 
 
-class CannotListen(AxiomError):
-    """`axiom serve` cannot listen on the address and port it was given."""
+class CannotStart(AxiomError):
+    """A setting or argument Axiom cannot start with: its address and port, its data directory."""
 
-    code = "CANNOT_LISTEN"
+    code = "CANNOT_START"
 
 
 _LISTEN_PROBLEMS = {
@@ -52,12 +54,12 @@ _LISTEN_PROBLEMS = {
 
 
 def check_port(host: str, port: int) -> None:
-    """Raises CannotListen unless ``host``:``port`` can be bound now, as the server binds it (SO_REUSEADDR,
+    """Raises CannotStart unless ``host``:``port`` can be bound now, as the server binds it (SO_REUSEADDR,
     every address the name resolves to): told at once, not once the models have loaded."""
     try:
         addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
-        raise CannotListen(f"Cannot listen on {host}:{port}: {error.strerror}; check --host.") from error
+        raise CannotStart(f"Cannot listen on {host}:{port}: {error.strerror}; check --host.") from error
     for family, kind, protocol, _, address in addresses:
         with socket.socket(family, kind, protocol) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,7 +67,21 @@ def check_port(host: str, port: int) -> None:
                 probe.bind(address)
             except OSError as error:
                 problem = _LISTEN_PROBLEMS.get(error.errno, error.strerror)
-                raise CannotListen(f"Cannot listen on {host}:{port}: {problem}.") from error
+                raise CannotStart(f"Cannot listen on {host}:{port}: {problem}.") from error
+
+
+def prepare_data_dir(folder: Path) -> None:
+    """Makes the data directory if it is missing, and checks that a file can be written in it: else each store
+    would fail in its own words (SQLite's "unable to open database file")."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise CannotStart(
+            f"The data directory {folder} cannot be used: {error.strerror}. Set AXIOM_DATA_DIR to a folder this "
+            "user can write in.", data_dir=str(folder),
+        ) from error
 
 
 @dataclass(frozen=True)
