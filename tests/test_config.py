@@ -25,7 +25,8 @@ def test_a_database_url_is_shown_without_its_password(url: str, shown: str) -> N
 
 
 @pytest.mark.parametrize(
-    "url", ["mysql://axiom:s3cret@db/axiom", "postgresql://axiom:s3cret@db:5432x/axiom", "postgresql:/", "db:5432"]
+    "url",
+    ["mysql://axiom:s3cret@db/axiom", "postgresql://axiom:s3cret@db:5432x/axiom", "postgresql:/", "db:5432"],
 )
 def test_a_database_url_axiom_cannot_use_is_refused(url: str) -> None:
     with pytest.raises(ValidationError, match="must be a postgresql://"):
