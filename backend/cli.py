@@ -415,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     except AxiomError as error:
         print(f"error: {error.message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl+C while serve waits for its servers or loads, or while a command runs
+        print("interrupted", file=sys.stderr)
+        return 130
     except OSError as error:  # a file that went away since the start, or one a dataset names, cannot be read
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)

@@ -145,6 +145,19 @@ def test_serve_gives_up_on_a_server_that_stays_down_with_one_line(server: str, t
     assert not (tmp_path / "data").exists()  # nothing was opened
 
 
+def test_serve_stopped_with_ctrl_c_while_it_waits_stops_quietly(tmp_path: Path) -> None:
+    environment = _environment(
+        tmp_path, AXIOM_STARTUP_WAIT_SECONDS="600",
+        AXIOM_DATABASE_URL=f"postgresql://axiom:{PASSWORD}@127.0.0.1:{_closed_port()}/axiom",
+    )
+    with _serving(tmp_path, environment, free_port()) as (process, log_path):
+        wait_for(lambda: _logged(log_path, process, "Waiting for the database"), "serve to wait")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+    output = log_path.read_text()
+    assert "Traceback" not in output and PASSWORD not in output and output.endswith("interrupted\n")
+
+
 def test_serve_without_a_wait_fails_at_once(tmp_path: Path) -> None:
     environment = _environment(
         tmp_path / "data", AXIOM_STARTUP_WAIT_SECONDS="0", AXIOM_CHROMA_HOST="127.0.0.1",
