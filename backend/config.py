@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     chroma_path: Path | None = None
     chroma_host: str | None = Field(None, description="Use a Chroma server at this host instead of the embedded store")
-    chroma_port: int = 8000
+    chroma_port: int = Field(8000, ge=1, le=65535)
     # A full 5,461-row upsert (Chroma's batch, 384-d vectors) measured 4.8 s on the busy 2-core machine: 30 s leaves
     # room for a slower machine while a frozen server fails a question over to BM25 in seconds instead of never.
     chroma_timeout_seconds: float = Field(
@@ -269,6 +269,14 @@ class Settings(BaseSettings):
         if engine not in ("postgresql", "postgres", "sqlite"):
             raise ValueError("must be a postgresql://user:password@host:port/database or sqlite:///path URL")
         return url
+
+    @field_validator("chroma_host")
+    @classmethod
+    def _host_name(cls, host: str | None) -> str | None:
+        # A URL here ("http://chroma:8000") would be asked for at http://http://chroma:8000:8000.
+        if host is not None and (not host or any(mark in host for mark in ":/ ")):
+            raise ValueError("must be a host name or IP address alone (the port goes in AXIOM_CHROMA_PORT)")
+        return host
 
     @field_validator("openai_base_url")
     @classmethod

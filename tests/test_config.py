@@ -41,6 +41,18 @@ def test_a_database_url_axiom_can_use_is_kept_as_given(url: str) -> None:
     assert Settings(database_url=url).database_url == url
 
 
+@pytest.mark.parametrize("host", ["http://chroma", "chroma:8000", "chroma/", ""])
+def test_a_chroma_host_is_a_host_alone(host: str) -> None:
+    with pytest.raises(ValidationError, match="must be a host name or IP address alone"):
+        Settings(chroma_host=host)
+
+
+def test_a_chroma_port_is_a_port() -> None:
+    assert Settings(chroma_host="chroma", chroma_port=8001).chroma_port == 8001
+    with pytest.raises(ValidationError):
+        Settings(chroma_port=80000)
+
+
 @pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://models/v1", "http://", "/v1"])
 def test_an_openai_base_url_must_be_a_web_address(url: str) -> None:
     """httpx would only refuse it at the first question ("unsupported protocol")."""
