@@ -4,14 +4,17 @@ answerability` — the command line, over the same services as the API."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import getpass
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from dotenv import dotenv_values
 from pydantic import ValidationError
 
 from backend.config import ENV_PREFIX, Settings, masked_url
@@ -405,11 +408,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
 _SETTINGS_MODELS = ("Settings", "ApiSettings")
+log = logging.getLogger(__name__)
+
+
+def _warn_of_misspelt_settings() -> None:
+    """An AXIOM_ variable (or .env line) that is no setting but nearly one's name is ignored, as any other; the
+    operator is told, so AXIOM_DATABSE_URL does not leave the chats in SQLite unnoticed. Names far from every
+    setting (the tests' AXIOM_SHARED_DATA) are not settings mistyped, and pass quietly."""
+    from backend.api.settings import ApiSettings
+
+    settings = [ENV_PREFIX + name.upper() for model in (Settings, ApiSettings) for name in model.model_fields]
+    given = {name.upper() for name in [*os.environ, *dotenv_values(".env")] if name.upper().startswith(ENV_PREFIX)}
+    for name in sorted(given - set(settings)):
+        if close := difflib.get_close_matches(name, settings, n=1, cutoff=0.8):
+            log.warning("%s is not a setting, so it is ignored: did you mean %s?", name, close[0])
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    _warn_of_misspelt_settings()
     try:
         return args.run(args, Settings())
     except AxiomError as error:
