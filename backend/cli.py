@@ -30,13 +30,14 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from backend.api.settings import ApiSettings
     from backend.container import build_services
     from backend.memory import limit_heap_arenas
-    from backend.startup import check_port, wait_for_servers
+    from backend.startup import check_port, wait_for_servers, warn_if_the_model_server_is_away
 
     # Every check that can fail comes before the models load, and each fails as one line (main): the services
     # are built here, not in the server's start-up, which would print a failure as a traceback.
     api_settings = ApiSettings()
     check_port(args.host, args.port)
     wait_for_servers(settings)
+    warn_if_the_model_server_is_away(settings)
     check_exposure(args.host, settings)
     limit_heap_arenas(2)  # before the services start their threads (backend/memory.py says why)
     services = build_services(settings)

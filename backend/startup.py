@@ -6,7 +6,8 @@ may start after Axiom: `docker compose up` starts them together, and a machine's
 back in any order, whatever their ``depends_on``. So start-up waits for them, up to
 AXIOM_STARTUP_WAIT_SECONDS, saying once per try what it waits for and why; then it goes on, or stops with one
 line naming the server, the reason and the settings to check. The language model server is not waited for: it
-is asked at every question, and only a question it does not answer fails (after showing the passages found).
+is asked at every question, and only a question it does not answer fails (after showing the passages found);
+one that does not answer at start-up is warned of, once.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from sqlalchemy import Engine, exc
 
 from backend.config import Settings
@@ -124,6 +126,26 @@ def _gave_up(server: _Server, problem: str, waited_seconds: float) -> AxiomError
         f"({problem}). Check {server.settings} and that the server is running; AXIOM_STARTUP_WAIT_SECONDS "
         "sets how long to wait.", address=server.address,
     )
+
+
+def warn_if_the_model_server_is_away(settings: Settings) -> None:
+    """One warning line when the language model server the settings name does not answer; serving goes on."""
+    if settings.llm_provider == "ollama":
+        base_url, setting, route = settings.ollama_base_url, "AXIOM_OLLAMA_BASE_URL", "api/version"
+    elif settings.llm_provider == "openai":
+        base_url, setting, route = settings.openai_base_url, "AXIOM_OPENAI_BASE_URL", "models"
+    else:
+        return  # the embedded model: loaded in this process
+    # Ollama's client, like OLLAMA_HOST, takes a host:port without http://.
+    url = (base_url if "://" in base_url else f"http://{base_url}").rstrip("/")
+    try:
+        httpx.get(f"{url}/{route}", timeout=settings.llm_first_token_timeout)  # any answer, even a 401, will do
+    except httpx.HTTPError as error:
+        log.warning(
+            "The language model server at %s does not answer (%s): until it does, questions show the passages "
+            "found, then fail with SYNTHESIS_FAILED. Check %s and that the server is running.",
+            base_url, one_line(error) or type(error).__name__, setting,
+        )
 
 
 def _database_engine(settings: Settings) -> Engine | None:

@@ -145,6 +145,23 @@ def test_serve_gives_up_on_a_server_that_stays_down_with_one_line(server: str, t
     assert not (tmp_path / "data").exists()  # nothing was opened
 
 
+@pytest.mark.parametrize(
+    ("provider", "setting"), [("ollama", "AXIOM_OLLAMA_BASE_URL"), ("openai", "AXIOM_OPENAI_BASE_URL")]
+)
+def test_serve_warns_of_a_model_server_that_does_not_answer_and_serves(
+    provider: str, setting: str, tmp_path: Path
+) -> None:
+    """Not waited for (questions show their passages without it): one warning line, then serving."""
+    base_url = f"http://127.0.0.1:{_closed_port()}" + ("/v1" if provider == "openai" else "")
+    environment = _environment(tmp_path, AXIOM_LLM_PROVIDER=provider, **{setting: base_url})
+    port = free_port()
+    with _serving(tmp_path, environment, port) as (process, log_path):
+        wait_for(lambda: _healthy(port, process, log_path), "serve to answer /health")
+    output = log_path.read_text()
+    assert f"The language model server at {base_url} does not answer (" in output
+    assert setting in output and "Traceback" not in output
+
+
 def test_serve_stopped_with_ctrl_c_while_it_waits_stops_quietly(tmp_path: Path) -> None:
     environment = _environment(
         tmp_path, AXIOM_STARTUP_WAIT_SECONDS="600",
