@@ -1,5 +1,5 @@
-"""What `axiom serve` checks before it loads anything: that it can listen on its address, and that the
-servers it cannot start without accept connections.
+"""What Axiom checks before it loads anything: that its data directory can be written in, and for `axiom
+serve`, that it can listen on its address and that the servers it cannot start without accept connections.
 
 The database server (PostgreSQL, when AXIOM_DATABASE_URL names one) and the Chroma server (AXIOM_CHROMA_HOST)
 may start after Axiom: `docker compose up` starts them together, and a machine's restart brings containers
@@ -95,7 +95,7 @@ class _Server:
     error: type[AxiomError]
 
 
-def wait_for_servers(settings: Settings, *, retry_seconds: float = RETRY_SECONDS) -> None:
+def wait_for_servers(settings: Settings) -> None:
     """Returns once every server the settings name accepts connections; raises DatabaseUnavailable or
     VectorStoreUnreachable when one still does not after ``settings.startup_wait_seconds``."""
     engine = _database_engine(settings)
@@ -104,7 +104,7 @@ def wait_for_servers(settings: Settings, *, retry_seconds: float = RETRY_SECONDS
         deadline = time.monotonic() + settings.startup_wait_seconds
         while waiting:
             left = deadline - time.monotonic()
-            problems = {server: server.problem(max(left, retry_seconds)) for server in waiting}
+            problems = {server: server.problem(max(left, RETRY_SECONDS)) for server in waiting}
             waiting = [server for server, problem in problems.items() if problem is not None]
             left = deadline - time.monotonic()
             for server in waiting:
@@ -113,7 +113,7 @@ def wait_for_servers(settings: Settings, *, retry_seconds: float = RETRY_SECONDS
                 log.warning("Waiting for %s at %s (%s); %d s left", server.name, server.address,
                             problems[server], left)
             if waiting:
-                time.sleep(min(retry_seconds, left))
+                time.sleep(min(RETRY_SECONDS, left))
     finally:
         if engine is not None:
             engine.dispose()
