@@ -441,6 +441,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
+    except json.JSONDecodeError as error:  # an eval's dataset file that is not the JSON (lines) it should be
+        print(f"error: the dataset file given is not JSON: {error}", file=sys.stderr)
+        return 2
     except ValidationError as error:
         if error.title not in _SETTINGS_MODELS:
             raise

@@ -166,6 +166,8 @@ def test_ingest_reads_the_password_from_standard_input_off_the_command_line_and_
         (("eval", "retrieval", "--beir", "{folder}"), "not a BEIR folder"),
         (("eval", "groundedness", "--halueval", "{missing}"), "{missing}: no such file"),
         (("eval", "router", "--clinc", "{missing}"), "{missing}: no such file"),
+        (("eval", "router", "--clinc", "{file}"), "the dataset file given is not JSON: Expecting value: line 1"),
+        (("eval", "groundedness", "--labelled", "{file}"), "the dataset file given is not JSON"),
         (("eval", "answerability", "--shared-data", "{missing}"), "{missing}: no such folder"),
         (("serve", "--port", "99999"), "99999 is not a port"),
         (("serve", "--port", "http"), "'http' is not a port number"),
