@@ -56,20 +56,32 @@ _LISTEN_PROBLEMS = {
 
 
 def check_port(host: str, port: int) -> None:
-    """Raises CannotStart unless ``host``:``port`` can be bound now, as the server binds it (SO_REUSEADDR,
-    every address the name resolves to): told at once, not once the models have loaded."""
+    """Raises CannotStart unless ``host``:``port`` can be bound now, as the server (asyncio) binds it: with
+    SO_REUSEADDR, on every address the name resolves to but those of a family this machine has switched off.
+    Told at once, not once the models have loaded."""
     try:
         addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
         raise CannotStart(f"Cannot listen on {host}:{port}: {error.strerror}; check --host.") from error
+    bound, unavailable = False, None
     for family, kind, protocol, _, address in addresses:
-        with socket.socket(family, kind, protocol) as probe:
+        try:
+            probe = socket.socket(family, kind, protocol)
+        except OSError:  # a family switched off (no IPv6): skipped, as asyncio does
+            continue
+        with probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind(address)
+                bound = True
             except OSError as error:
-                problem = _LISTEN_PROBLEMS.get(error.errno, error.strerror)
-                raise CannotStart(f"Cannot listen on {host}:{port}: {problem}.") from error
+                if error.errno != errno.EADDRNOTAVAIL:
+                    problem = _LISTEN_PROBLEMS.get(error.errno, error.strerror)
+                    raise CannotStart(f"Cannot listen on {host}:{port}: {problem}.") from error
+                unavailable = error  # skipped as well, as long as another address binds
+    if not bound:
+        problem = _LISTEN_PROBLEMS[errno.EADDRNOTAVAIL]
+        raise CannotStart(f"Cannot listen on {host}:{port}: {problem}.") from unavailable
 
 
 def prepare_data_dir(folder: Path) -> None:
