@@ -151,11 +151,11 @@ def warn_if_the_model_server_is_away(settings: Settings) -> None:
     # Ollama's client, like OLLAMA_HOST, takes a host:port without http://.
     url = (base_url if "://" in base_url else f"http://{base_url}").rstrip("/")
     try:
-        httpx.get(f"{url}/{route}", timeout=settings.llm_first_token_timeout)  # any answer, even a 401, will do
+        httpx.get(f"{url}/{route}", timeout=settings.llm_first_token_timeout)  # any answer will do, even 401
     except httpx.HTTPError as error:
         log.warning(
-            "The language model server at %s does not answer (%s): until it does, questions show the passages "
-            "found, then fail with SYNTHESIS_FAILED. Check %s and that the server is running.",
+            "The language model server at %s does not answer (%s): until it does, questions show the "
+            "passages found, then fail with SYNTHESIS_FAILED. Check %s and that the server is running.",
             base_url, one_line(error) or type(error).__name__, setting,
         )
 

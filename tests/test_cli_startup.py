@@ -222,13 +222,13 @@ def test_a_command_meeting_an_unreachable_chroma_server_says_so_in_one_line(comm
 
 
 def test_a_misspelt_setting_is_named_with_the_one_meant(tmp_path: Path) -> None:
-    """Ignored, as any variable that is no setting, but said: the chats would otherwise go to SQLite unnoticed."""
+    """Ignored, as any variable that is no setting, but said: else the chats would go to SQLite unnoticed."""
     (tmp_path / ".env").write_text("AXIOM_CHROMA_HOSTNAME=chroma\n")
     environment = _environment(tmp_path / "data", AXIOM_DATABSE_URL="postgresql://axiom@db/axiom")
     run = _axiom(tmp_path, environment, "keys", "list")
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "AXIOM_DATABSE_URL is not a setting, so it is ignored: did you mean AXIOM_DATABASE_URL?" in run.stderr
-    assert "AXIOM_CHROMA_HOSTNAME is not a setting, so it is ignored: did you mean AXIOM_CHROMA_HOST?" in run.stderr
+    for given, meant in (("AXIOM_DATABSE_URL", "AXIOM_DATABASE_URL"), ("AXIOM_CHROMA_HOSTNAME", "AXIOM_CHROMA_HOST")):
+        assert f"{given} is not a setting, so it is ignored: did you mean {meant}?" in run.stderr
 
 
 def test_serve_on_a_port_in_use_says_so_before_loading_anything(tmp_path: Path) -> None:
