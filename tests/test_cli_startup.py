@@ -227,7 +227,8 @@ def test_a_misspelt_setting_is_named_with_the_one_meant(tmp_path: Path) -> None:
     environment = _environment(tmp_path / "data", AXIOM_DATABSE_URL="postgresql://axiom@db/axiom")
     run = _axiom(tmp_path, environment, "keys", "list")
     assert run.returncode == 0, run.stderr[-3000:]
-    for given, meant in (("AXIOM_DATABSE_URL", "AXIOM_DATABASE_URL"), ("AXIOM_CHROMA_HOSTNAME", "AXIOM_CHROMA_HOST")):
+    misspelt = {"AXIOM_DATABSE_URL": "AXIOM_DATABASE_URL", "AXIOM_CHROMA_HOSTNAME": "AXIOM_CHROMA_HOST"}
+    for given, meant in misspelt.items():
         assert f"{given} is not a setting, so it is ignored: did you mean {meant}?" in run.stderr
 
 
