@@ -9,6 +9,7 @@ import getpass
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -40,6 +41,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     warn_if_the_model_server_is_away(settings)
     check_exposure(args.host, settings)
     limit_heap_arenas(2)  # before the services start their threads (backend/memory.py says why)
+    # SIGTERM (`docker stop`) ends the process by an exit, so the services are closed (their reader processes
+    # too): uvicorn, once it has shut down, raises the signal again for the handler it found, this one.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     services = build_services(settings)
     try:
         app = create_app(settings, services=services, api_settings=api_settings)
@@ -47,6 +51,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         services.close()
     return 0
+
+
+def _exit_on_signal(number: int, _frame) -> None:
+    raise SystemExit(128 + number)
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:

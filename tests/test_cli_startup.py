@@ -175,6 +175,34 @@ def test_serve_stopped_with_ctrl_c_while_it_waits_stops_quietly(tmp_path: Path) 
     assert "Traceback" not in output and PASSWORD not in output and output.endswith("interrupted\n")
 
 
+def test_serve_stopped_by_sigterm_closes_its_services(tmp_path: Path) -> None:
+    """`docker stop` sends SIGTERM: the server shuts down, its reader processes end with it, and it exits with
+    128 + 15, as a process ended by the signal."""
+    port = free_port()
+    with _serving(tmp_path, _environment(tmp_path / "data"), port) as (process, log_path):
+        wait_for(lambda: _healthy(port, process, log_path), "serve to answer /health")
+        children = _children(process.pid)
+        assert children, "no reader process"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 128 + signal.SIGTERM
+    wait_for(lambda: not any(map(_running, children)), "the reader processes to end")
+    output = log_path.read_text()
+    assert "Application shutdown complete" in output and "Traceback" not in output and "leaked" not in output
+
+
+def _children(pid: int) -> list[int]:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has ended, waiting only to be reaped
+
+
 def test_serve_without_a_wait_fails_at_once(tmp_path: Path) -> None:
     environment = _environment(
         tmp_path / "data", AXIOM_STARTUP_WAIT_SECONDS="0", AXIOM_CHROMA_HOST="127.0.0.1",
