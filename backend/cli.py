@@ -4,17 +4,21 @@ answerability` — the command line, over the same services as the API."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import getpass
 import json
 import logging
+import os
+import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from dotenv import dotenv_values
 from pydantic import ValidationError
 
-from backend.config import ENV_PREFIX, Settings
+from backend.config import ENV_PREFIX, Settings, masked_url
 from backend.errors import AxiomError
 from backend.ids import ID_RULE, validate_id
 
@@ -24,12 +28,33 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from backend.api.app import create_app
     from backend.api.auth import check_exposure
+    from backend.api.settings import ApiSettings
+    from backend.container import build_services
     from backend.memory import limit_heap_arenas
+    from backend.startup import check_port, wait_for_servers, warn_if_the_model_server_is_away
 
+    # Every check that can fail comes before the models load, and each fails as one line (main): the services
+    # are built here, not in the server's start-up, which would print a failure as a traceback.
+    api_settings = ApiSettings()
+    check_port(args.host, args.port)
+    wait_for_servers(settings)
+    warn_if_the_model_server_is_away(settings)
     check_exposure(args.host, settings)
-    limit_heap_arenas(2)  # before the server starts its threads (backend/memory.py says why)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    limit_heap_arenas(2)  # before the services start their threads (backend/memory.py says why)
+    # SIGTERM (`docker stop`) ends the process by an exit, so the services are closed (their reader processes
+    # too): uvicorn, once it has shut down, raises the signal again for the handler it found, this one.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    services = build_services(settings)
+    try:
+        app = create_app(settings, services=services, api_settings=api_settings)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    finally:
+        services.close()
     return 0
+
+
+def _exit_on_signal(number: int, _frame) -> None:
+    raise SystemExit(128 + number)
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -160,8 +185,9 @@ def _keys_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keys_list(args: argparse.Namespace, settings: Settings) -> int:
+    keys = _user_store(settings).api_keys()  # first: a database that cannot be opened prints no heading
     print(f"{'KEY ID':<14}{'USER':<24}{'CREATED':<22}REVOKED")
-    for key in _user_store(settings).api_keys():
+    for key in keys:
         print(f"{key.key_id:<14}{key.user:<24}{_when(key.created_at):<22}{_when(key.revoked_at) or '-'}")
     return 0
 
@@ -279,12 +305,23 @@ def _existing_folder(value: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="axiom", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="axiom", description=__doc__,
+        epilog="Settings are AXIOM_* environment variables, or lines of a .env file in the current folder "
+        "(README.md lists them).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8000)
+    serve = commands.add_parser(
+        "serve", help="run the HTTP service",
+        description="Serves the API and the web chat. Before the models load it waits up to "
+        "AXIOM_STARTUP_WAIT_SECONDS for the database server and the Chroma server the settings name.",
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default: %(default)s, this machine only; any other needs AXIOM_AUTH)",
+    )
+    serve.add_argument("--port", type=_port, default=8000, help="TCP port (default: %(default)s)")
     serve.set_defaults(run=_serve)
 
     ingest = commands.add_parser("ingest", help="add files to a chat's documents")
@@ -303,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser("search", help="show the passages a question retrieves")
     search.add_argument("--chat", required=True, type=_id, help="chat id")
-    search.add_argument("query")
+    search.add_argument("query", help="what to look for")
     search.set_defaults(run=_search)
 
     ask = commands.add_parser("ask", help="ask a chat's documents a question; the answer streams in")
@@ -314,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as in the web chat), so a follow-up question can refer to the previous answer. A session belongs to the "
         "chat it was started in: another chat's is refused",
     )
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question, in quotes")
     ask.set_defaults(run=_ask)
 
     keys = commands.add_parser("keys", help="API keys, for AXIOM_AUTH=api-key")
@@ -380,26 +417,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Settings read from the environment (AXIOM_…): a wrong value is the user's to fix, told as such, not a traceback.
 _SETTINGS_MODELS = ("Settings", "ApiSettings")
+log = logging.getLogger(__name__)
+
+
+def _warn_of_misspelt_settings() -> None:
+    """An AXIOM_ variable (or .env line) that is no setting but nearly one's name is ignored, as any other; the
+    operator is told, so AXIOM_DATABSE_URL does not leave the chats in SQLite unnoticed. Names far from every
+    setting (the tests' AXIOM_SHARED_DATA) are not settings mistyped, and pass quietly."""
+    from backend.api.settings import ApiSettings
+
+    settings = [ENV_PREFIX + name.upper() for model in (Settings, ApiSettings) for name in model.model_fields]
+    given = {name.upper() for name in [*os.environ, *dotenv_values(".env")] if name.upper().startswith(ENV_PREFIX)}
+    for name in sorted(given - set(settings)):
+        if close := difflib.get_close_matches(name, settings, n=1, cutoff=0.8):
+            log.warning("%s is not a setting, so it is ignored: did you mean %s?", name, close[0])
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    _warn_of_misspelt_settings()
     try:
         return args.run(args, Settings())
     except AxiomError as error:
         print(f"error: {error.message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl+C while serve waits for its servers or loads, or while a command runs
+        print("interrupted", file=sys.stderr)
+        return 130
     except OSError as error:  # a file that went away since the start, or one a dataset names, cannot be read
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as error:  # an eval's dataset file that is not the JSON (lines) it should be
+        print(f"error: the dataset file given is not JSON: {error}", file=sys.stderr)
         return 2
     except ValidationError as error:
         if error.title not in _SETTINGS_MODELS:
             raise
         for problem in error.errors():
             name = ENV_PREFIX + "_".join(map(str, problem["loc"])).upper()
-            print(f"error: the setting {name}={problem.get('input')!r} is wrong: {problem['msg']}", file=sys.stderr)
+            value = problem.get("input")
+            shown = repr(masked_url(value) if isinstance(value, str) else value)  # a database URL's password
+            print(f"error: the setting {name}={shown} is wrong: {problem['msg']}", file=sys.stderr)
         return 2
 
 

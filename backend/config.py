@@ -8,11 +8,15 @@ recorded in docs/benchmarks.md says otherwise. Each field can be overridden by a
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy import make_url
+from sqlalchemy.exc import ArgumentError
 
 ENV_PREFIX = "AXIOM_"
 # Generations run at once unless told otherwise (AXIOM_LLM_CONCURRENCY): a model server's default, and the embedded
@@ -28,7 +32,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     chroma_path: Path | None = None
     chroma_host: str | None = Field(None, description="Use a Chroma server at this host instead of the embedded store")
-    chroma_port: int = 8000
+    chroma_port: int = Field(8000, ge=1, le=65535)
     # A full 5,461-row upsert (Chroma's batch, 384-d vectors) measured 4.8 s on the busy 2-core machine: 30 s leaves
     # room for a slower machine while a frozen server fails a question over to BM25 in seconds instead of never.
     chroma_timeout_seconds: float = Field(
@@ -44,6 +48,13 @@ class Settings(BaseSettings):
         description="Where chats, conversation memory, documents, jobs, users and API keys live: a "
         "postgresql://user:password@host/db URL, or sqlite:///path; unset: the SQLite file axiom.db under "
         "data_dir",
+    )
+    # Compose starts the servers with Axiom, and a machine's restart brings its containers back in any order.
+    startup_wait_seconds: float = Field(
+        60.0, ge=0,
+        description="`axiom serve`: seconds it waits at start-up for the database server (PostgreSQL) and "
+        "the Chroma server to accept connections, saying so once per try, before it gives up with an error. "
+        "0: no wait",
     )
     # The SQLite files of releases before database_url: read once into a new database, then no longer used.
     docstore_path: Path | None = None
@@ -181,7 +192,9 @@ class Settings(BaseSettings):
     ollama_model: str = "llama3"
     ollama_base_url: str = "http://localhost:11434"
     ollama_num_ctx: int = 8192
-    openai_base_url: str = Field("http://localhost:8080/v1", description="Base URL up to and including /v1")
+    openai_base_url: str = Field(
+        "http://localhost:8080/v1", description="Base URL up to and including /v1 (http:// or https://)"
+    )
     openai_model: str = Field("local", description="Model name for the server; llama.cpp servers accept any")
     openai_api_key: str | None = None
 
@@ -247,9 +260,31 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str | None) -> str | None:
-        engine = None if url is None else url.partition(":")[0].partition("+")[0]
-        if engine not in (None, "postgresql", "postgres", "sqlite"):
+        if url is None:
+            return url
+        try:
+            engine = make_url(url).get_backend_name()
+        except (ArgumentError, ValueError):  # not a URL, or a port that is no number
+            engine = None
+        if engine not in ("postgresql", "postgres", "sqlite"):
             raise ValueError("must be a postgresql://user:password@host:port/database or sqlite:///path URL")
+        return url
+
+    @field_validator("chroma_host")
+    @classmethod
+    def _host_name(cls, host: str | None) -> str | None:
+        # A URL here ("http://chroma:8000") would be asked for at http://http://chroma:8000:8000.
+        if host is not None and (not host or any(mark in host for mark in ":/ ")):
+            raise ValueError("must be a host name or IP address alone (the port goes in AXIOM_CHROMA_PORT)")
+        return host
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _web_address(cls, url: str) -> str:
+        # httpx would only say "unsupported protocol" at the first question.
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be a web address starting with http:// or https://")
         return url
 
     @model_validator(mode="after")
@@ -268,6 +303,17 @@ class Settings(BaseSettings):
         if self.embedding_model_dir is None:
             self.embedding_model_dir = _user_cache_dir() / "axiom" / "models"
         return self
+
+
+# A URL's password: between "scheme://user:" and the last "@" (an unencoded one may hold "@" or "/"), or a
+# password=... query parameter (libpq reads one there too).
+_URL_PASSWORD = re.compile(r"(?<=://)([^:/@]*:).*@|(?<=[?&]password=)[^&]*")
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its password, if any, as ``***``: how a database URL is shown in messages and logs, even
+    one SQLAlchemy cannot read."""
+    return _URL_PASSWORD.sub(lambda match: "***" if match.group(1) is None else f"{match.group(1)}***@", url)
 
 
 def _user_cache_dir() -> Path:

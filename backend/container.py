@@ -29,6 +29,7 @@ from backend.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from backend.retrieval.rerank import build_reranker
 from backend.retrieval.sparse import ParentSparseRetriever, SparseRetriever
 from backend.retrieval.tokenize import Tokenizer
+from backend.startup import prepare_data_dir
 from backend.stores.bm25 import BM25Store
 from backend.stores.chats import ChatStore
 from backend.stores.chroma import ChromaStore
@@ -92,12 +93,13 @@ def build_services(
 ) -> Services:
     """``embedder``, ``llm`` and ``reader`` let tests share loaded models and reader processes across many
     temporary containers."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    prepare_data_dir(settings.data_dir)
+    # The stores first: a server that cannot be reached is told before the models load.
+    vectors = ChromaStore.from_settings(settings)
+    database = open_database(settings)
     embedder = embedder or build_embedder(settings)
     # Every call on the model goes through one scheduler, whichever part of Axiom makes it.
     llm = ScheduledLLM(llm or build_llm(settings), LLMScheduler(settings.llm_slots))
-    vectors = ChromaStore.from_settings(settings)
-    database = open_database(settings)
     _warn_if_vectors_are_not_shared(settings, database)
     documents = DocumentStore(database)
     keywords = BM25Store(settings.bm25_dir, Tokenizer(), documents)

@@ -166,6 +166,8 @@ def test_ingest_reads_the_password_from_standard_input_off_the_command_line_and_
         (("eval", "retrieval", "--beir", "{folder}"), "not a BEIR folder"),
         (("eval", "groundedness", "--halueval", "{missing}"), "{missing}: no such file"),
         (("eval", "router", "--clinc", "{missing}"), "{missing}: no such file"),
+        (("eval", "router", "--clinc", "{file}"), "the dataset file given is not JSON: Expecting value: line 1"),
+        (("eval", "groundedness", "--labelled", "{file}"), "the dataset file given is not JSON"),
         (("eval", "answerability", "--shared-data", "{missing}"), "{missing}: no such folder"),
         (("serve", "--port", "99999"), "99999 is not a port"),
         (("serve", "--port", "http"), "'http' is not a port number"),
@@ -191,13 +193,19 @@ def test_a_wrong_path_or_argument_is_one_clear_line_and_status_2(tmp_path: Path,
     ("setting", "said"),
     [("AXIOM_AUTH=maybe", "the setting AXIOM_AUTH='maybe' is wrong: Input should be 'none' or 'api-key'"),
      ("AXIOM_LLM_STALL_TIMEOUT=soon", "the setting AXIOM_LLM_STALL_TIMEOUT='soon' is wrong"),
-     ("AXIOM_MAX_FILES_PER_UPLOAD=many", "the setting AXIOM_MAX_FILES_PER_UPLOAD='many' is wrong")],
+     ("AXIOM_MAX_FILES_PER_UPLOAD=many", "the setting AXIOM_MAX_FILES_PER_UPLOAD='many' is wrong"),
+     ("AXIOM_OPENAI_BASE_URL=localhost:8080/v1", "'localhost:8080/v1' is wrong: Value error, must be a web"),
+     # Its password is never shown, not even in a URL that cannot be read.
+     ("AXIOM_DATABASE_URL=postgresql://axiom:s3cret@db:543x/axiom",
+      "AXIOM_DATABASE_URL='postgresql://axiom:***@db:543x/axiom' is wrong"),
+     ("AXIOM_DATABASE_URL=mysql://axiom:s3cret@db/axiom", "URL='mysql://axiom:***@db/axiom' is wrong"),
+     ("AXIOM_STARTUP_WAIT_SECONDS=-1", "AXIOM_STARTUP_WAIT_SECONDS='-1' is wrong")],
 )
 def test_a_wrong_setting_is_named_in_one_line_not_a_traceback(tmp_path: Path, setting: str, said: str) -> None:
-    name, value = setting.split("=")
+    name, value = setting.split("=", 1)
     run = subprocess.run(
         [AXIOM, "serve", "--port", "9"], env={**os.environ, "AXIOM_DATA_DIR": str(tmp_path), name: value},
         capture_output=True, text=True, timeout=600, check=False,
     )
     assert run.returncode == 2, run.stderr[-2000:]
-    assert said in run.stderr and "Traceback" not in run.stderr
+    assert said in run.stderr and "Traceback" not in run.stderr and "s3cret" not in run.stderr

@@ -257,6 +257,27 @@ def test_the_settings_point_at_the_services_that_serve_them(services):
     assert axiom["AXIOM_AUTH"] == "api-key"
 
 
+def test_a_replica_waits_for_its_servers_within_its_healthchecks_start_period(services):
+    """depends_on makes `docker compose up` start the replicas once PostgreSQL and Chroma are healthy; after a
+    restart of Docker, containers come back in any order, and a replica waits for them itself
+    (backend/startup.py), within the time its healthcheck allows for starting, or exits and is restarted."""
+    axiom = services["axiom"]
+    for server in ("postgres", "chroma"):
+        assert axiom["depends_on"][server]["condition"] == "service_healthy"
+    waiting = _environment(axiom)["AXIOM_STARTUP_WAIT_SECONDS"]
+    wait = Settings(_env_file=None, startup_wait_seconds=waiting).startup_wait_seconds
+    assert 0 < wait < _seconds(axiom["healthcheck"]["start_period"])
+    assert axiom["restart"] == "unless-stopped"
+
+
+def _seconds(duration: str) -> float:
+    """A compose duration ("1m30s", "120s") in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", duration)
+    assert parts and "".join(number + unit for number, unit in parts) == duration, duration
+    return sum(float(number) * units[unit] for number, unit in parts)
+
+
 def test_the_chroma_server_and_client_share_a_major_version(services):
     image, tag = services["chroma"]["image"].split(":")
     assert image == "chromadb/chroma"

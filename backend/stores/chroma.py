@@ -31,11 +31,18 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def _unreachable(error: Exception, **details: Any) -> VectorStoreUnreachable:
+def _unreachable(error: Exception, *, address: str | None = None) -> VectorStoreUnreachable:
+    cause = str(error) or type(error).__name__
+    if address is None:
+        return VectorStoreUnreachable(
+            "The vector store (Chroma) is unreachable; check that the Chroma server is running and "
+            "reachable.",
+            cause=cause,
+        )
+    # At start-up: the operator's settings name the server.
     return VectorStoreUnreachable(
-        "The vector store (Chroma) is unreachable; check that the Chroma server is running and reachable.",
-        cause=str(error) or type(error).__name__,
-        **details,
+        f"The Chroma server at {address} is unreachable ({cause}). Check AXIOM_CHROMA_HOST, "
+        "AXIOM_CHROMA_PORT and that the server is running.", cause=cause, address=address,
     )
 
 
@@ -69,6 +76,15 @@ def limit_request_time(client: ClientAPI, timeout_seconds: float) -> None:
             "Update limit_request_time in backend/stores/chroma.py for this chromadb version."
         )
     session.timeout = httpx.Timeout(timeout_seconds)
+
+
+def check_server(address: str, timeout_seconds: float) -> None:
+    """Raises VectorStoreUnreachable unless the Chroma server at ``address`` (host:port) answers its heartbeat
+    within ``timeout_seconds``."""
+    try:
+        httpx.get(f"http://{address}/api/v2/heartbeat", timeout=timeout_seconds).raise_for_status()
+    except httpx.HTTPError as error:
+        raise _unreachable(error, address=address) from error
 
 
 def _chunk_metadata(chunk: Chunk, position: int) -> dict[str, str | int | bool]:
@@ -122,12 +138,7 @@ class ChromaStore:
         address = f"{settings.chroma_host}:{settings.chroma_port}"
         # chromadb asks the server for its tenant before it hands back a client whose requests can be limited, so
         # a server frozen at start-up would hang start-up: a bounded heartbeat of our own goes first.
-        try:
-            httpx.get(
-                f"http://{address}/api/v2/heartbeat", timeout=settings.chroma_timeout_seconds
-            ).raise_for_status()
-        except httpx.HTTPError as error:
-            raise _unreachable(error, address=address) from error
+        check_server(address, settings.chroma_timeout_seconds)
         try:
             client = chromadb.HttpClient(
                 host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings

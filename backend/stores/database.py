@@ -27,7 +27,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, Engine, create_engine, event, exc, func, make_url, select
 
-from backend.config import Settings
+from backend.config import Settings, masked_url
 from backend.errors import AxiomError, VectorStoreUnreachable
 from backend.stores.legacy import import_legacy_sqlite
 
@@ -111,6 +111,16 @@ def database_url(settings: Settings) -> URL:
     return url
 
 
+def shown_url(url: URL) -> str:
+    """How a database URL appears in messages and logs: without its password (also one in its query)."""
+    return masked_url(url.render_as_string(hide_password=True))
+
+
+def one_line(error: BaseException | None) -> str:
+    """A driver's message on one line: libpq adds a tab-indented hint on a line of its own."""
+    return " ".join(str(error).split())
+
+
 MIN_SQLITE = (3, 35)
 
 
@@ -150,10 +160,10 @@ def open_database(settings: Settings) -> Engine:
         migrate(engine, legacy_files=legacy_files)
     except exc.OperationalError as failure:
         engine.dispose()
-        where = engine.url.render_as_string(hide_password=True)
+        where = shown_url(engine.url)
         raise DatabaseUnavailable(
-            f"The database {where} cannot be opened ({failure.orig}). Check AXIOM_DATABASE_URL and that the "
-            "server is running.", database=where,
+            f"The database {where} cannot be opened ({one_line(failure.orig)}). Check AXIOM_DATABASE_URL and "
+            "that the server is running.", database=where,
         ) from failure
     except BaseException:
         engine.dispose()
@@ -186,7 +196,7 @@ def migrate(engine: Engine, *, legacy_files: Iterable[Path | None] = ()) -> None
                     "Copied %s from the SQLite files of the previous release into %s; those files are no "
                     "longer used and can be deleted",
                     ", ".join(f"{count} {table}" for table, count in imported.items()),
-                    engine.url.render_as_string(hide_password=True),
+                    shown_url(engine.url),
                 )
         connection.commit()
 
@@ -197,7 +207,7 @@ def _refuse_unknown_revision(config: Config, current: str | None, engine: Engine
     script = ScriptDirectory.from_config(config)
     known = {revision.revision for revision in script.walk_revisions()}
     if current is not None and current not in known:
-        where = engine.url.render_as_string(hide_password=True)
+        where = shown_url(engine.url)
         raise DatabaseUnavailable(
             f"The database {where} was upgraded by a newer release of Axiom (its schema is at revision {current}; "
             f"this release knows up to {script.get_current_head()}). Run the newer release, as the other "
