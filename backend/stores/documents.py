@@ -113,13 +113,13 @@ class DocumentStore:
         return holding(self._engine, LockSpace.DOCUMENT, document_ids)
 
     @contextmanager
-    def left_behind(self, record: DocumentRecord) -> Iterator[bool]:
-        """Whether the document is still 'indexing' with no live process storing it, so a crash left it; while
-        the block runs, no process begins storing it. On SQLite (one process per database) every document
-        still 'indexing' counts: ask only when this process stores none."""
+    def left_behind(self, record: DocumentRecord, status: str = INDEXING) -> Iterator[bool]:
+        """Whether the document is still 'indexing' (or ``status``) with no live process storing it, so a crash
+        left it (or it was given up); while the block runs, no process begins storing it. On SQLite (one process
+        per database) every document still 'indexing' counts: ask only when this process stores none."""
         with holding_if_free(self._engine, LockSpace.DOCUMENT, record.document_id) as free:
             current = self.get(record.chat_id, record.document_id) if free else None
-            yield current is not None and current.status == INDEXING
+            yield current is not None and current.status == status
 
     @contextmanager
     def unregistered(self, document_id: str) -> Iterator[bool]:
