@@ -147,3 +147,26 @@ def test_nothing_is_freed_in_a_chat_whose_vectors_all_have_rows(services):
     services.ingestion.free_orphans_from(0, 100)
     assert len(vector_documents(services, "chat1")) == 2
 
+
+
+@pytest.mark.parametrize("when", ["looking", "freeing"])
+def test_a_chat_deleted_through_another_replica_while_the_sweep_looks_in_it_is_passed_by(
+    served_services, monkeypatch, when
+):
+    """Its collection goes between the sweep finding it and reading (or freeing) its vectors: nothing to free
+    there, and no failure that would end the sweep (and warn, with a traceback) before the other chats."""
+    write_vectors(served_services, "chat1", "orphan")
+    vectors = served_services.vectors
+    existing_collection = vectors._existing_collection
+    calls = []
+
+    def deleted_once_found(chat_id):  # orders the two replicas' steps
+        collection = existing_collection(chat_id)
+        calls.append(chat_id)
+        if len(calls) == (1 if when == "looking" else 2):
+            replica_with(served_services).delete_chat(chat_id)
+        return collection
+
+    monkeypatch.setattr(vectors, "_existing_collection", deleted_once_found)
+    assert served_services.ingestion.free_orphans("chat1") == ([] if when == "looking" else ["orphan"])
+    assert not vectors.has_collection("chat1")
