@@ -461,9 +461,13 @@ class IngestionService:
 
     def free_orphans_from(self, offset: int, count: int) -> int:
         """``free_orphans`` in the chats of up to ``count`` vector collections from the ``offset``-th on (a sweep's
-        share: its cost stays bounded however many chats there are); returns where the next share starts."""
+        share: its cost stays bounded however many chats there are); returns where the next share starts.
+
+        Only in chats this database has versioned: a document's roll-back or its chat's deletion, which leave the
+        orphans, version the chat. A collection of a chat the database never knew is not this deployment's (a
+        Chroma server shared with another one, on its own database), and all of it would look orphaned."""
         chats, next_offset = self._vectors.chats_page(offset, count)
-        for chat_id in chats:
+        for chat_id in sorted(self._documents.versioned_chats(chats)):
             self.free_orphans(chat_id)
         return next_offset
 

@@ -262,6 +262,14 @@ class DocumentStore:
             ).all()
         return [Chunk(*row) for row in rows]
 
+    def versioned_chats(self, chat_ids: Iterable[str]) -> set[str]:
+        """Which of ``chat_ids`` this database has versioned (``chat_versions``): every chat a document was ever
+        ready in or removed from, deleted ones included."""
+        with self._engine.connect() as db:
+            return set(db.execute(
+                select(chat_versions.c.chat_id).where(chat_versions.c.chat_id.in_(list(chat_ids)))
+            ).scalars())
+
     def document_ids(self, chat_id: str) -> set[str]:
         """The ids of the chat's documents, in any state."""
         with self._engine.connect() as db:

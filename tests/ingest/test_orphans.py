@@ -66,7 +66,8 @@ def frees_orphans_and_keeps_the_rest(services, caplog) -> None:
     write_vectors(services, "chat1", "orphan", count=250)  # more than one look reads
     begin(services, "chat1", "begun")  # being stored: its row came first
     write_vectors(services, "chat1", "begun")
-    write_vectors(services, "gone", "lost")  # a deleted chat's collection made again by a late storer
+    services.ingestion.delete_chat("gone")
+    write_vectors(services, "gone", "lost")  # the deleted chat's collection made again by a late storer
 
     with caplog.at_level(logging.INFO, logger="backend.ingest.service"):
         sweep = RecoverySweep(services.ingestion, services.jobs, every_seconds=0.1)
@@ -170,3 +171,18 @@ def test_a_chat_deleted_through_another_replica_while_the_sweep_looks_in_it_is_p
     monkeypatch.setattr(vectors, "_existing_collection", deleted_once_found)
     assert served_services.ingestion.free_orphans("chat1") == ([] if when == "looking" else ["orphan"])
     assert not vectors.has_collection("chat1")
+
+
+def test_collections_of_chats_this_database_never_knew_are_left_alone(services):
+    """A Chroma server shared with another deployment (its own database): its chats' vectors have no row here and
+    would all look orphaned; and a collection Axiom could not have named does not stop the sweep."""
+    write_vectors(services, "theirs", "their-document")
+    services.vectors._client.create_collection("chat_not.an.id", embedding_function=None).add(
+        ids=["x"], embeddings=[[1.0, 0.0]], metadatas=[{"source": "elsewhere"}]
+    )
+    services.ingestion.delete_chat("ours")
+    write_vectors(services, "ours", "orphan")
+
+    assert services.ingestion.free_orphans_from(0, 100) == 0
+    assert vector_documents(services, "theirs") == {"their-document"}
+    assert not services.vectors.has_collection("ours")
