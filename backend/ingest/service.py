@@ -467,9 +467,11 @@ class IngestionService:
         orphans, version the chat. A collection of a chat the database never knew is not this deployment's (a
         Chroma server shared with another one, on its own database), and all of it would look orphaned."""
         chats, next_offset = self._vectors.chats_page(offset, count)
+        emptied = 0  # collections removed, which the next share's offset no longer counts
         for chat_id in sorted(self._documents.versioned_chats(chats)):
-            self.free_orphans(chat_id)
-        return next_offset
+            if self.free_orphans(chat_id) and not self._vectors.has_collection(chat_id):
+                emptied += 1
+        return next_offset - emptied if next_offset else 0
 
     def forget_gone_chats(self) -> list[str]:
         """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied

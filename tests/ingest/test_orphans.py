@@ -186,3 +186,26 @@ def test_collections_of_chats_this_database_never_knew_are_left_alone(services):
     assert services.ingestion.free_orphans_from(0, 100) == 0
     assert vector_documents(services, "theirs") == {"their-document"}
     assert not services.vectors.has_collection("ours")
+
+
+def test_each_sweep_looks_in_its_share_of_the_collections_and_the_next_one_in_the_rest(services):
+    for chat_id in ("chat1", "chat2", "chat3"):
+        services.ingestion.delete_chat(chat_id)  # versioned, as a chat whose document was rolled back is
+        write_vectors(services, chat_id, f"orphan-of-{chat_id}")
+
+    following = services.ingestion.free_orphans_from(0, 2)
+    assert [services.vectors.has_collection(chat) for chat in ("chat1", "chat2", "chat3")].count(True) == 1
+    # The two collections the first share emptied are gone: the next share starts where the third now is.
+    assert services.ingestion.free_orphans_from(following, 2) == 0  # the last share: the next starts again
+    assert not any(services.vectors.has_collection(chat) for chat in ("chat1", "chat2", "chat3"))
+
+
+def test_a_chat_with_more_documents_than_one_look_can_exclude_is_left_alone(services, monkeypatch):
+    monkeypatch.setattr("backend.ingest.service._MOST_DOCUMENTS_EXCLUDED", 2)
+    for chat_id, documents in (("big", 2), ("small", 1)):
+        for number in range(documents):
+            begin(services, chat_id, f"{chat_id}{number}")
+        write_vectors(services, chat_id, f"orphan-of-{chat_id}")
+
+    assert services.ingestion.free_orphans("big") == []
+    assert services.ingestion.free_orphans("small") == ["orphan-of-small"]
