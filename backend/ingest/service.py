@@ -38,7 +38,7 @@ from backend.models import Chunk, LoadedDocument, Parent
 from backend.stores.bm25 import BM25Store
 from backend.stores.chroma import ChromaStore
 from backend.stores.database import outage, warn_of
-from backend.stores.documents import INDEXING, READY, DocumentRecord, DocumentStore, new_record
+from backend.stores.documents import DISCARDED, INDEXING, READY, DocumentRecord, DocumentStore, new_record
 
 log = logging.getLogger(__name__)
 
@@ -399,11 +399,24 @@ class IngestionService:
 
     def purge_discarded(self) -> list[str]:
         """Rolls back the documents ``discard`` left to the vector store's return; returns their ids. Only their
-        own vectors go: a chat's other documents are kept."""
+        own vectors go: a chat's other documents are kept.
+
+        Each only if it is still discarded, asked holding the chat's in-process lock and the document's advisory
+        lock, both taken only if free (never waited for, see ``_roll_back_beside_storers``; the next sweep tries
+        again): a job's retry settles its document, discarding it before it rolls it back (``_settled``), then
+        stores the file again under the same id, which a roll-back of the list read meanwhile would take."""
         purged = []
         for record in self._documents.discarded():
-            self._roll_back_beside_storers(record.chat_id, record.document_id)
-            purged.append(record.document_id)
+            lock = self._chat_locks[record.chat_id]
+            if not lock.acquire(blocking=False):
+                continue  # an upload of the chat runs in this process (maybe that retry)
+            try:
+                with self._documents.left_behind(record, DISCARDED) as still_discarded:
+                    if still_discarded:
+                        self.roll_back(record.chat_id, record.document_id)
+                        purged.append(record.document_id)
+            finally:
+                lock.release()
         return purged
 
     def free_orphans(self, chat_id: str) -> list[str]:
@@ -448,11 +461,17 @@ class IngestionService:
 
     def free_orphans_from(self, offset: int, count: int) -> int:
         """``free_orphans`` in the chats of up to ``count`` vector collections from the ``offset``-th on (a sweep's
-        share: its cost stays bounded however many chats there are); returns where the next share starts."""
+        share: its cost stays bounded however many chats there are); returns where the next share starts.
+
+        Only in chats this database has versioned: a document's roll-back or its chat's deletion, which leave the
+        orphans, version the chat. A collection of a chat the database never knew is not this deployment's (a
+        Chroma server shared with another one, on its own database), and all of it would look orphaned."""
         chats, next_offset = self._vectors.chats_page(offset, count)
-        for chat_id in chats:
-            self.free_orphans(chat_id)
-        return next_offset
+        emptied = 0  # collections removed, which the next share's offset no longer counts
+        for chat_id in sorted(self._documents.versioned_chats(chats)):
+            if self.free_orphans(chat_id) and not self._vectors.has_collection(chat_id):
+                emptied += 1
+        return next_offset - emptied if next_offset else 0
 
     def forget_gone_chats(self) -> None:
         """Drops this replica's keyword caches of the chats that hold no document any more (deleted or emptied

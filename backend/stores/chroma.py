@@ -206,7 +206,10 @@ class ChromaStore:
     def delete_document(self, chat_id: str, document_id: str) -> None:
         collection = self._existing_collection(chat_id)
         if collection is not None:
-            collection.delete(where={"document_id": document_id})
+            try:
+                collection.delete(where={"document_id": document_id})
+            except NotFoundError:
+                pass  # the chat was deleted meanwhile (through another replica): its vectors went with it
 
     @_unreachable_as_retrieval_failed
     def delete_chat(self, chat_id: str) -> None:
@@ -246,7 +249,10 @@ class ChromaStore:
             return set()
         excluded = sorted(known)
         where = {"document_id": {"$nin": excluded}} if excluded else None
-        metadatas = collection.get(where=where, limit=limit, include=["metadatas"])["metadatas"]
+        try:
+            metadatas = collection.get(where=where, limit=limit, include=["metadatas"])["metadatas"]
+        except NotFoundError:
+            return set()  # the chat was deleted meanwhile (through another replica)
         return {str(metadata["document_id"]) for metadata in metadatas}
 
     @_unreachable_as_retrieval_failed

@@ -113,13 +113,13 @@ class DocumentStore:
         return holding(self._engine, LockSpace.DOCUMENT, document_ids)
 
     @contextmanager
-    def left_behind(self, record: DocumentRecord) -> Iterator[bool]:
-        """Whether the document is still 'indexing' with no live process storing it, so a crash left it; while
-        the block runs, no process begins storing it. On SQLite (one process per database) every document
-        still 'indexing' counts: ask only when this process stores none."""
+    def left_behind(self, record: DocumentRecord, status: str = INDEXING) -> Iterator[bool]:
+        """Whether the document is still 'indexing' (or ``status``) with no live process storing it, so a crash
+        left it (or it was given up); while the block runs, no process begins storing it. On SQLite (one process
+        per database) every document still 'indexing' counts: ask only when this process stores none."""
         with holding_if_free(self._engine, LockSpace.DOCUMENT, record.document_id) as free:
             current = self.get(record.chat_id, record.document_id) if free else None
-            yield current is not None and current.status == INDEXING
+            yield current is not None and current.status == status
 
     @contextmanager
     def unregistered(self, document_id: str) -> Iterator[bool]:
@@ -261,6 +261,14 @@ class DocumentStore:
                 .order_by(documents.c.created_at, chunk_table.c.document_id, chunk_table.c.seq)
             ).all()
         return [Chunk(*row) for row in rows]
+
+    def versioned_chats(self, chat_ids: Iterable[str]) -> set[str]:
+        """Which of ``chat_ids`` this database has versioned (``chat_versions``): every chat a document was ever
+        ready in or removed from, deleted ones included."""
+        with self._engine.connect() as db:
+            return set(db.execute(
+                select(chat_versions.c.chat_id).where(chat_versions.c.chat_id.in_(list(chat_ids)))
+            ).scalars())
 
     def document_ids(self, chat_id: str) -> set[str]:
         """The ids of the chat's documents, in any state."""

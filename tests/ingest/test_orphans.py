@@ -66,7 +66,8 @@ def frees_orphans_and_keeps_the_rest(services, caplog) -> None:
     write_vectors(services, "chat1", "orphan", count=250)  # more than one look reads
     begin(services, "chat1", "begun")  # being stored: its row came first
     write_vectors(services, "chat1", "begun")
-    write_vectors(services, "gone", "lost")  # a deleted chat's collection made again by a late storer
+    services.ingestion.delete_chat("gone")
+    write_vectors(services, "gone", "lost")  # the deleted chat's collection made again by a late storer
 
     with caplog.at_level(logging.INFO, logger="backend.ingest.service"):
         sweep = RecoverySweep(services.ingestion, services.jobs, every_seconds=0.1)
@@ -147,3 +148,64 @@ def test_nothing_is_freed_in_a_chat_whose_vectors_all_have_rows(services):
     services.ingestion.free_orphans_from(0, 100)
     assert len(vector_documents(services, "chat1")) == 2
 
+
+
+@pytest.mark.parametrize("when", ["looking", "freeing"])
+def test_a_chat_deleted_through_another_replica_while_the_sweep_looks_in_it_is_passed_by(
+    served_services, monkeypatch, when
+):
+    """Its collection goes between the sweep finding it and reading (or freeing) its vectors: nothing to free
+    there, and no failure that would end the sweep (and warn, with a traceback) before the other chats."""
+    write_vectors(served_services, "chat1", "orphan")
+    vectors = served_services.vectors
+    existing_collection = vectors._existing_collection
+    calls = []
+
+    def deleted_once_found(chat_id):  # orders the two replicas' steps
+        collection = existing_collection(chat_id)
+        calls.append(chat_id)
+        if len(calls) == (1 if when == "looking" else 2):
+            replica_with(served_services).delete_chat(chat_id)
+        return collection
+
+    monkeypatch.setattr(vectors, "_existing_collection", deleted_once_found)
+    assert served_services.ingestion.free_orphans("chat1") == ([] if when == "looking" else ["orphan"])
+    assert not vectors.has_collection("chat1")
+
+
+def test_collections_of_chats_this_database_never_knew_are_left_alone(services):
+    """A Chroma server shared with another deployment (its own database): its chats' vectors have no row here and
+    would all look orphaned; and a collection Axiom could not have named does not stop the sweep."""
+    write_vectors(services, "theirs", "their-document")
+    services.vectors._client.create_collection("chat_not.an.id", embedding_function=None).add(
+        ids=["x"], embeddings=[[1.0, 0.0]], metadatas=[{"source": "elsewhere"}]
+    )
+    services.ingestion.delete_chat("ours")
+    write_vectors(services, "ours", "orphan")
+
+    assert services.ingestion.free_orphans_from(0, 100) == 0
+    assert vector_documents(services, "theirs") == {"their-document"}
+    assert not services.vectors.has_collection("ours")
+
+
+def test_each_sweep_looks_in_its_share_of_the_collections_and_the_next_one_in_the_rest(services):
+    for chat_id in ("chat1", "chat2", "chat3"):
+        services.ingestion.delete_chat(chat_id)  # versioned, as a chat whose document was rolled back is
+        write_vectors(services, chat_id, f"orphan-of-{chat_id}")
+
+    following = services.ingestion.free_orphans_from(0, 2)
+    assert [services.vectors.has_collection(chat) for chat in ("chat1", "chat2", "chat3")].count(True) == 1
+    # The two collections the first share emptied are gone: the next share starts where the third now is.
+    assert services.ingestion.free_orphans_from(following, 2) == 0  # the last share: the next starts again
+    assert not any(services.vectors.has_collection(chat) for chat in ("chat1", "chat2", "chat3"))
+
+
+def test_a_chat_with_more_documents_than_one_look_can_exclude_is_left_alone(services, monkeypatch):
+    monkeypatch.setattr("backend.ingest.service._MOST_DOCUMENTS_EXCLUDED", 2)
+    for chat_id, documents in (("big", 2), ("small", 1)):
+        for number in range(documents):
+            begin(services, chat_id, f"{chat_id}{number}")
+        write_vectors(services, chat_id, f"orphan-of-{chat_id}")
+
+    assert services.ingestion.free_orphans("big") == []
+    assert services.ingestion.free_orphans("small") == ["orphan-of-small"]

@@ -23,8 +23,9 @@ from backend.errors import (
 )
 from backend.ingest.service import IngestedDocument
 from backend.models import Chunk
-from backend.stores.documents import new_record
+from backend.stores.documents import DISCARDED, READY, new_record
 from tests.support import pdf_files
+from tests.support.postgres import DATABASES
 from tests.support.replicas import replica_with, waiting_for_a_lock
 from tests.support.waiting import wait_for
 
@@ -332,8 +333,9 @@ def test_a_roll_back_outside_an_upload_holds_the_chats_lock_while_it_removes_an_
 @pytest.mark.parametrize("how", ROLL_BACKS_OUTSIDE_AN_UPLOAD)
 def test_a_roll_back_outside_an_upload_never_waits_for_an_upload_of_its_chat(services, monkeypatch, how):
     """An upload holding the chat's lock may itself wait for the document's lock the sweep holds (a re-upload of
-    the same file settling it): the roll-back must not wait for the chat's lock, or both hang. The document goes;
-    the collection is left to the upload, which fills it or removes it with its own roll-back."""
+    the same file settling it): the roll-back must not wait for the chat's lock, or both hang. The document goes
+    (a discarded one at the next sweep: that upload may be a job's retry storing it again under the same id); the
+    collection is left to the upload, which fills it or removes it with its own roll-back."""
     roll_back = left_to_roll_back(services, how)
     collections_removed = []
     monkeypatch.setattr(services.vectors, "delete_chat_if_empty", collections_removed.append)
@@ -342,7 +344,49 @@ def test_a_roll_back_outside_an_upload_never_waits_for_an_upload_of_its_chat(ser
     with ThreadPoolExecutor(1) as pool, services.ingestion._chat_locks["chat1"]:  # an upload of the chat runs
         pool.submit(roll_back).result(timeout=60)  # TimeoutError if it waits for the lock
 
-    assert services.documents.get("chat1", "left") is None and collections_removed == []
+    assert collections_removed == []
+    if how == "purge_discarded":
+        assert services.documents.get("chat1", "left").status == DISCARDED
+        roll_back()  # the next sweep
+    assert services.documents.get("chat1", "left") is None
+
+
+@pytest.fixture(params=DATABASES)
+def services_on_each_database(request, tmp_path, make_services, new_database_url):
+    built = make_services(tmp_path / "data", database_url=new_database_url(request.param))
+    yield built
+    built.database.dispose()
+
+
+def test_a_sweep_purging_discarded_documents_keeps_one_a_jobs_retry_stored_again_under_the_same_id(
+    services_on_each_database, monkeypatch
+):
+    """A job's retry settles its dead worker's document (discards it, then rolls it back) and stores the file again
+    under the same id (the job's): a sweep that listed the document while it was discarded, and purges that list
+    after, leaves the document stored again whole."""
+    services = services_on_each_database
+    services.documents.begin(new_record(
+        document_id="job1", chat_id="chat1", filename="notes.txt", sha256=hashlib.sha256(NOTES).hexdigest(),
+        file_type="txt", size_bytes=len(NOTES), page_count=1,
+    ))  # what the dead worker left
+    listed = []
+    delete_document = services.vectors.delete_document
+
+    def listed_meanwhile(chat_id, document_id):  # orders the sweep's reading of its list within the settling
+        listed.extend(services.documents.discarded())
+        delete_document(chat_id, document_id)
+
+    with monkeypatch.context() as settling:
+        settling.setattr(services.vectors, "delete_document", listed_meanwhile)
+        assert services.ingestion.settle("chat1", "job1") is None
+    assert [record.document_id for record in listed] == ["job1"]
+    stored = services.ingestion.ingest("chat1", "notes.txt", NOTES, document_id="job1")
+
+    monkeypatch.setattr(services.documents, "discarded", lambda: listed)  # the list the sweep read before
+    assert services.ingestion.purge_discarded() == []
+
+    assert services.documents.get("chat1", "job1").status == READY
+    assert stored_chunks(services, "chat1") == (stored.chunk_count,) * 3
 
 
 def test_a_document_is_deleted_even_if_its_chats_emptied_collection_cannot_be_removed(services, monkeypatch):
