@@ -99,18 +99,37 @@ LIVE_REGION_AROUND = """(node) => node.closest(
 
 
 def record_announcements(page: Page) -> None:
-    """From now on every text the page's announcer (its status for screen readers) says is kept in
-    window.announced (emptied at each call)."""
+    """From now on every text the page's announcers (its status regions for screen readers: the page's, and
+    each dialog's) say is kept in window.announced (emptied at each call)."""
     page.evaluate(
         """() => {
             window.announced = [];
             if (window.recording) return;
             window.recording = true;
-            const announcer = document.getElementById('announcer');
-            new MutationObserver(() => announcer.textContent && window.announced.push(announcer.textContent))
-                .observe(announcer, {subtree: true, childList: true, characterData: true});
+            for (const announcer of document.querySelectorAll('.announcer')) {
+                new MutationObserver(() => announcer.textContent && window.announced.push(announcer.textContent))
+                    .observe(announcer, {subtree: true, childList: true, characterData: true});
+            }
         }"""
     )
+
+
+def heard(page: Page, text: str) -> bool:
+    """Whether the status region saying `text` is one a screen reader hears: in the accessibility tree, not
+    left out of it (a region outside an open modal dialog is, with the rest of the page)."""
+    index = page.evaluate(
+        "(text) => [...document.querySelectorAll('.announcer')].findIndex((r) => r.textContent.includes(text))",
+        text,
+    )
+    assert index >= 0, f"no status region says {text!r}"
+    cdp = page.context.new_cdp_session(page)
+    try:
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        node_id = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": ".announcer"})["nodeIds"][index]
+        nodes = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})["nodes"]
+        return not nodes[0].get("ignored", False)
+    finally:
+        cdp.detach()
 
 
 TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
@@ -253,6 +272,29 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     page.unroute_all(behavior="ignoreErrors")
 
     assert not audit.violations, "\n\n".join(audit.violations)
+
+
+def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    # A modal dialog opened meanwhile (here Clear's confirmation) makes the rest of the page inert.
+    page.get_by_role("button", name="Clear conversation").click()
+    expect(page.locator("#confirm-dialog")).to_be_visible()
+    record_announcements(page)
+    held.release.set()
+    expect(last_answer(page)).not_to_have_class(re.compile(r"\bstreaming\b"), timeout=60_000)
+    said = last_answer(page).locator(".answer-text").inner_text()
+    announced = page.evaluate("window.announced")
+    assert announced and announced[-1].startswith(said), announced
+    assert heard(page, said)
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    expect(page.locator("#confirm-dialog")).to_be_hidden()
 
 
 def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, server) -> None:

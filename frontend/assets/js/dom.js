@@ -70,8 +70,12 @@ export function showNotice(text) {
 
 // What a screen reader says of the conversation (its status, an answer once written), said once: the
 // conversation itself is not a live region, as it would read the whole streamed answer again at each frame.
+// A modal dialog makes the rest of the page inert, its live regions too: while one is open, its own says it
+// (and no region keeps an old text to be read out of place later).
 export function announceToScreenReader(text) {
-  $("announcer").textContent = text;
+  const region = document.querySelector("dialog:modal .announcer") ?? $("announcer");
+  for (const other of document.querySelectorAll(".announcer")) other.textContent = "";
+  region.textContent = text;
 }
 
 export function showPassage(label, title, excerpt) {
