@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import httpx
@@ -43,6 +44,15 @@ class HeldLLM(ScriptedLLM):
     def __init__(self, answer: str) -> None:
         super().__init__(answer)
         self.release = threading.Event()
+
+    @contextmanager
+    def answering(self, answer: str) -> Iterator[None]:
+        """Answers `answer` instead, for a while."""
+        self._answers, before = [answer], self._answers
+        try:
+            yield
+        finally:
+            self._answers = before
 
     def stream(self, messages, params, cancelled=None):
         for index, word in enumerate(super().stream(messages, params, cancelled)):
@@ -195,7 +205,7 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     # It hears what is going on, then the answer once it is written, once.
     announced = page.evaluate("window.announced")
     assert "Thinking…" in announced[0]
-    assert announced[-1].startswith(answer.locator(".answer-text").text_content())
+    assert announced[-1].startswith(answer.locator(".answer-text").inner_text())
     assert not any("The survey counts list" in text for text in announced[:-1]), announced
     expect(answer.locator(".cite").first).to_be_visible()
 
@@ -295,6 +305,40 @@ def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, serve
     assert heard(page, said)
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
     expect(page.locator("#confirm-dialog")).to_be_hidden()
+
+
+# The answer copies the document, so that it is grounded: it has the mark saying so, and a note under it.
+BRIDGE = ("Ada Finchley built the granite bridge over the river Quorra in 1931. "
+          "The bridge has seven arches and a clock tower.\n")
+BRIDGE_ANSWER = ("Ada Finchley built the granite bridge over the river Quorra in 1931 [Source 1]. "
+                 "The bridge has seven arches and a clock tower [Source 1].")
+
+
+def test_an_answer_is_heard_with_all_its_notes(page: Page, server, held, tmp_path) -> None:
+    held.release.set()
+    chat_id = open_new_chat(page, server.url)
+    bridge = tmp_path / "bridge.txt"
+    bridge.write_text(BRIDGE)
+    upload(page, bridge)
+    expect(upload_row(page, "bridge.txt")).to_have_attribute("data-state", "ready", timeout=60_000)
+    # A file still on its way when the question is asked: the answer notes it may not have searched it.
+    page.route(f"**/chat/{chat_id}/documents*", lambda route: None if route.request.method == "POST"
+               else route.fallback())
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "uploading")
+    record_announcements(page)
+    with held.answering(BRIDGE_ANSWER):
+        ask(page, "Who built the granite bridge over the river Quorra, and what does it have?")
+        answer = wait_for_answer(page)
+    expect(answer.locator(".mark-unsearched")).to_be_visible()
+    spoken = page.evaluate("window.announced")[-1]
+    notes = answer.locator(".mark").all_text_contents()
+    assert len(notes) == 2, notes  # what kind of answer it is, and the file it may not have searched
+    assert spoken.startswith(answer.locator(".answer-text").text_content())
+    assert all(note in spoken for note in notes), spoken
+    page.unroute_all(behavior="ignoreErrors")
 
 
 def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, server) -> None:
