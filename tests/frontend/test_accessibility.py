@@ -383,6 +383,17 @@ def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, se
     assert box.evaluate(fits)
 
 
+def test_the_page_itself_never_scrolls_at_any_width(page: Page, server) -> None:
+    """Only the conversation and the panels scroll: nothing hidden for screen readers (the status region after
+    the layout) makes the page taller than the screen."""
+    open_new_chat(page, server.url)
+    for viewport in [*LAYOUTS.values(), {"width": 320, "height": 640}]:
+        page.set_viewport_size(viewport)
+        page.evaluate(TWO_FRAMES)
+        size = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        assert size == [viewport["width"], viewport["height"]], (viewport, size)
+
+
 # What has the keyboard's focus: its name, and whether it shows a focus ring (the hidden file input shows it
 # on its visible label, "Choose files…").
 FOCUSED = """(within) => {
