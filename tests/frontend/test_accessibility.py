@@ -274,6 +274,14 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     audit("Axiom unreachable: its notice and a failed answer")
     page.unroute_all(behavior="ignoreErrors")
 
+    # A server that asks for an API key (a stand-in 401: this one has none): its dialog, in every layout.
+    page.route("**/chats", lambda route: route.fulfill(status=401, json={
+        "error": "UNAUTHORIZED", "message": "This server needs an API key.", "details": {}}))
+    page.reload()
+    expect(page.locator("#key-dialog")).to_be_visible()
+    audit("the API key asked for")
+    page.unroute_all(behavior="ignoreErrors")
+
     assert not audit.violations, "\n\n".join(audit.violations)
 
 
