@@ -310,6 +310,27 @@ def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, serve
     expect(page.locator("#confirm-dialog")).to_be_hidden()
 
 
+def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    chat_id = open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    # Left while it is written: it goes on, and is saved, without a word in the chat now open.
+    page.locator(".chat-item:not(.current) .chat-select").first.click()
+    expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", chat_id)
+    record_announcements(page)
+    held.release.set()
+    page.wait_for_function(
+        "async (url) => (await (await fetch(url)).json()).messages.length === 2",
+        arg=f"/chat/history/{chat_id}", polling=200, timeout=60_000,
+    )
+    assert page.evaluate("window.announced") == []
+
+
 def test_an_uploads_steps_are_announced_once_each(page: Page, server, tmp_path) -> None:
     open_new_chat(page, server.url)
     notes = tmp_path / "notes.txt"
