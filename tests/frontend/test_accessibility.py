@@ -331,6 +331,30 @@ def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path
     assert page.evaluate("window.announced") == []
 
 
+def test_a_stopped_or_failed_answer_is_said_what_became_of_it(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    record_announcements(page)
+    page.get_by_role("button", name="Stop generating").click()
+    expect(last_answer(page)).to_have_class(re.compile(r"\bstopped\b"))
+    # What became of it, not its unfinished text.
+    assert page.evaluate("window.announced") == [last_answer(page).locator(".mark-stopped").text_content()]
+
+    # A failed one is an alert (a live region of its own), read as it is shown, with its Retry.
+    held.release.set()
+    page.route("**/stream", lambda route: route.abort())
+    ask(page, "hi")
+    expect(last_answer(page)).to_have_class(re.compile(r"\bfailed\b"))
+    assert last_answer(page).locator(".error-title").evaluate(LIVE_REGION_AROUND) is not None
+    page.unroute_all(behavior="ignoreErrors")
+
+
 def test_an_uploads_steps_are_announced_once_each(page: Page, server, tmp_path) -> None:
     open_new_chat(page, server.url)
     notes = tmp_path / "notes.txt"
