@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import httpx
@@ -43,6 +44,15 @@ class HeldLLM(ScriptedLLM):
     def __init__(self, answer: str) -> None:
         super().__init__(answer)
         self.release = threading.Event()
+
+    @contextmanager
+    def answering(self, answer: str) -> Iterator[None]:
+        """Answers `answer` instead, for a while."""
+        self._answers, before = [answer], self._answers
+        try:
+            yield
+        finally:
+            self._answers = before
 
     def stream(self, messages, params, cancelled=None):
         for index, word in enumerate(super().stream(messages, params, cancelled)):
@@ -99,18 +109,36 @@ LIVE_REGION_AROUND = """(node) => node.closest(
 
 
 def record_announcements(page: Page) -> None:
-    """From now on every text the page's announcer (its status for screen readers) says is kept in
-    window.announced (emptied at each call)."""
+    """From now on every text the page's announcers (its status regions for screen readers: the page's, and
+    each dialog's) say is kept in window.announced (emptied at each call); window.announcedIn is where the
+    last was said (a dialog's id, or "page")."""
     page.evaluate(
         """() => {
             window.announced = [];
             if (window.recording) return;
             window.recording = true;
-            const announcer = document.getElementById('announcer');
-            new MutationObserver(() => announcer.textContent && window.announced.push(announcer.textContent))
-                .observe(announcer, {subtree: true, childList: true, characterData: true});
+            for (const announcer of document.querySelectorAll('.announcer')) {
+                new MutationObserver(() => {
+                    if (!announcer.textContent) return;
+                    window.announced.push(announcer.textContent);
+                    window.announcedIn = announcer.closest('dialog')?.id ?? 'page';
+                }).observe(announcer, {subtree: true, childList: true, characterData: true});
+            }
         }"""
     )
+
+
+def heard(page: Page, region: str) -> bool:
+    """Whether a screen reader hears the status region `region` (a selector): whether it is in the
+    accessibility tree, not left out of it (a region outside an open modal dialog is, with the rest of the page)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        node_id = cdp.send("DOM.querySelector", {"nodeId": root, "selector": region})["nodeId"]
+        nodes = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})["nodes"]
+        return not nodes[0].get("ignored", False)
+    finally:
+        cdp.detach()
 
 
 TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
@@ -149,14 +177,8 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
 
     deck = tmp_path / "deck.pptx"
     deck.write_bytes(documents.deck())
-    record_announcements(page)
     upload(page, deck)
     expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
-    # Its steps are said once each, not each percent (the list of uploads is no live region).
-    assert upload_row(page, "deck.pptx").locator(".upload-status").evaluate(LIVE_REGION_AROUND) is None
-    announced = page.evaluate("window.announced")
-    assert announced[-1].startswith("deck.pptx: Ready · "), announced
-    assert len([text for text in announced if text.startswith("deck.pptx: Uploading")]) <= 1, announced
 
     record_announcements(page)
     ask(page, QUESTION)
@@ -176,7 +198,7 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     # It hears what is going on, then the answer once it is written, once.
     announced = page.evaluate("window.announced")
     assert "Thinking…" in announced[0]
-    assert announced[-1].startswith(answer.locator(".answer-text").text_content())
+    assert announced[-1].startswith(answer.locator(".answer-text").inner_text())
     assert not any("The survey counts list" in text for text in announced[:-1]), announced
     expect(answer.locator(".cite").first).to_be_visible()
 
@@ -252,7 +274,147 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     audit("Axiom unreachable: its notice and a failed answer")
     page.unroute_all(behavior="ignoreErrors")
 
+    # A server that asks for an API key (a stand-in 401: this one has none): its dialog, in every layout.
+    page.route("**/chats", lambda route: route.fulfill(status=401, json={
+        "error": "UNAUTHORIZED", "message": "This server needs an API key.", "details": {}}))
+    page.reload()
+    expect(page.locator("#key-dialog")).to_be_visible()
+    audit("the API key asked for")
+    page.unroute_all(behavior="ignoreErrors")
+
     assert not audit.violations, "\n\n".join(audit.violations)
+
+
+def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    # A modal dialog opened meanwhile (here Clear's confirmation) makes the rest of the page inert.
+    page.get_by_role("button", name="Clear conversation").click()
+    expect(page.locator("#confirm-dialog")).to_be_visible()
+    record_announcements(page)
+    # The page's status region is silent now; the dialog's is heard.
+    assert heard(page, "#confirm-dialog .announcer") and not heard(page, "#announcer")
+    held.release.set()
+    expect(last_answer(page)).not_to_have_class(re.compile(r"\bstreaming\b"), timeout=60_000)
+    said = last_answer(page).locator(".answer-text").text_content()
+    announced = page.evaluate("window.announced")
+    assert announced and announced[-1].startswith(said), announced
+    assert page.evaluate("window.announcedIn") == "confirm-dialog"
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    expect(page.locator("#confirm-dialog")).to_be_hidden()
+
+
+def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    chat_id = open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    # Left while it is written: it goes on, and is saved, without a word in the chat now open.
+    page.locator(".chat-item:not(.current) .chat-select").first.click()
+    expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", chat_id)
+    record_announcements(page)
+    held.release.set()
+    page.wait_for_function(
+        "async (url) => (await (await fetch(url)).json()).messages.length === 2",
+        arg=f"/chat/history/{chat_id}", polling=200, timeout=60_000,
+    )
+    assert page.evaluate("window.announced") == []
+
+
+def test_a_stopped_or_failed_answer_is_said_what_became_of_it(page: Page, server, held, tmp_path) -> None:
+    held.release.clear()
+    open_new_chat(page, server.url)
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
+    ask(page, QUESTION)
+    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    record_announcements(page)
+    page.get_by_role("button", name="Stop generating").click()
+    expect(last_answer(page)).to_have_class(re.compile(r"\bstopped\b"))
+    # What became of it, not its unfinished text.
+    assert page.evaluate("window.announced") == [last_answer(page).locator(".mark-stopped").text_content()]
+
+    # A failed one is an alert (a live region of its own), read as it is shown, with its Retry.
+    held.release.set()
+    page.route("**/stream", lambda route: route.abort())
+    ask(page, "hi")
+    expect(last_answer(page)).to_have_class(re.compile(r"\bfailed\b"))
+    assert last_answer(page).locator(".error-title").evaluate(LIVE_REGION_AROUND) is not None
+    page.unroute_all(behavior="ignoreErrors")
+
+
+def test_an_uploads_steps_are_announced_once_each(page: Page, server, tmp_path) -> None:
+    open_new_chat(page, server.url)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Axolotls regrow their limbs and hearts. " * 4000)  # 160 kB
+    # Sent at 50 kB/s (Chromium's network emulation), its row counts many percents on the way.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 50_000})
+    record_announcements(page)
+    page.evaluate(
+        """() => { window.shown = new Set(); new MutationObserver(() => document.querySelectorAll('.upload-status')
+            .forEach((status) => window.shown.add(status.textContent)))
+            .observe(document.getElementById('upload-list'), {subtree: true, childList: true, characterData: true});
+        }"""
+    )
+    upload(page, notes)
+    expect(upload_row(page, "notes.txt")).to_have_attribute("data-state", "ready", timeout=60_000)
+    shown = page.evaluate("[...window.shown]")
+    assert len([text for text in shown if text.startswith("Uploading")]) > 3, shown
+    # Its steps are said once each, not each percent (the list of uploads is no live region).
+    assert upload_row(page, "notes.txt").locator(".upload-status").evaluate(LIVE_REGION_AROUND) is None
+    announced = page.evaluate("window.announced")
+    assert len([text for text in announced if text.startswith("notes.txt: Uploading")]) == 1, announced
+    assert announced[-1].startswith("notes.txt: Ready · "), announced
+    assert len(announced) == len(set(announced)), announced
+
+
+# The answer copies the document, so that it is grounded: it has the mark saying so, and a note under it.
+BRIDGE = ("Ada Finchley built the granite bridge over the river Quorra in 1931. "
+          "The bridge has seven arches and a clock tower.\n")
+BRIDGE_ANSWER = ("Ada Finchley built the granite bridge over the river Quorra in 1931 [Source 1]. "
+                 "The bridge has seven arches and a clock tower [Source 1].")
+
+
+def test_an_answer_is_heard_with_all_its_notes(page: Page, server, held, tmp_path) -> None:
+    held.release.set()
+    chat_id = open_new_chat(page, server.url)
+    bridge = tmp_path / "bridge.txt"
+    bridge.write_text(BRIDGE)
+    upload(page, bridge)
+    expect(upload_row(page, "bridge.txt")).to_have_attribute("data-state", "ready", timeout=60_000)
+    # A file still on its way when the question is asked: the answer notes it may not have searched it.
+    page.route(f"**/chat/{chat_id}/documents*", lambda route: None if route.request.method == "POST"
+               else route.fallback())
+    deck = tmp_path / "deck.pptx"
+    deck.write_bytes(documents.deck())
+    upload(page, deck)
+    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "uploading")
+    record_announcements(page)
+    with held.answering(BRIDGE_ANSWER):
+        ask(page, "Who built the granite bridge over the river Quorra, and what does it have?")
+        answer = wait_for_answer(page)
+    expect(answer.locator(".mark-unsearched")).to_be_visible()
+    spoken = page.evaluate("window.announced")[-1]
+    notes = answer.locator(".mark").all_text_contents()
+    assert len(notes) == 2, notes  # what kind of answer it is, and the file it may not have searched
+    assert spoken.startswith(answer.locator(".answer-text").text_content())
+    assert all(note in spoken for note in notes), spoken
+    page.unroute_all(behavior="ignoreErrors")
 
 
 def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, server) -> None:
@@ -273,6 +435,30 @@ def test_the_question_boxs_hint_is_never_cut_off_even_320_px_wide(page: Page, se
     box.evaluate("(box) => { box.style.fontSize = '30px'; }")
     page.evaluate("window.dispatchEvent(new Event('resize'))")
     assert box.evaluate(fits)
+
+
+def test_what_was_announced_is_not_left_to_be_read_again(page: Page, server, held) -> None:
+    held.release.set()
+    page.clock.install()  # the page's timers, run ahead below rather than waited for
+    open_new_chat(page, server.url)
+    ask(page, "hi")
+    answer = wait_for_answer(page)
+    announcer = page.locator("#announcer")
+    expect(announcer).to_have_text(answer.locator(".answer-text").text_content())
+    # Said: a screen reader reading the page through does not meet the answer again after the conversation.
+    page.clock.run_for(10_000)
+    expect(announcer).to_be_empty()
+
+
+def test_the_page_itself_never_scrolls_at_any_width(page: Page, server) -> None:
+    """Only the conversation and the panels scroll: nothing hidden for screen readers (the status region after
+    the layout) makes the page taller than the screen."""
+    open_new_chat(page, server.url)
+    for viewport in [*LAYOUTS.values(), {"width": 320, "height": 640}]:
+        page.set_viewport_size(viewport)
+        page.evaluate(TWO_FRAMES)
+        size = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        assert size == [viewport["width"], viewport["height"]], (viewport, size)
 
 
 # What has the keyboard's focus: its name, and whether it shows a focus ring (the hidden file input shows it

@@ -83,9 +83,11 @@ class AnswerView {
     if (text && this.node.isConnected) announceToScreenReader(text);
   }
 
-  // The answer as a screen reader hears it once it is written: its text, then what kind of answer it is.
+  // The answer as a screen reader hears it once it is written: its text, then its notes (what kind of answer
+  // it is, files it may not have searched).
   spoken() {
-    return [this.body.textContent, this.footer.querySelector(".mark")?.textContent].filter(Boolean).join(" ");
+    const notes = [...this.footer.querySelectorAll(".mark")].map((mark) => mark.textContent);
+    return [this.body.textContent, ...notes].filter(Boolean).join(" ");
   }
 
   // Tokens can come faster than frames: the markdown is rendered again at most once a frame.

@@ -70,8 +70,20 @@ export function showNotice(text) {
 
 // What a screen reader says of the conversation (its status, an answer once written), said once: the
 // conversation itself is not a live region, as it would read the whole streamed answer again at each frame.
+// A modal dialog makes the rest of the page inert, its live regions too: while one is open, its own says it.
+// Once said, a text is taken away again (as react-aria's announcer does): a screen reader reading the page
+// through would otherwise meet it a second time at its end (a whole answer) or out of place (another chat's).
+const SAID_MS = 7000;
+let unsay;
+
 export function announceToScreenReader(text) {
-  $("announcer").textContent = text;
+  const region = document.querySelector("dialog:modal .announcer") ?? $("announcer");
+  for (const other of document.querySelectorAll(".announcer")) other.textContent = "";
+  region.textContent = text;
+  clearTimeout(unsay);
+  unsay = setTimeout(() => {
+    region.textContent = "";
+  }, SAID_MS);
 }
 
 export function showPassage(label, title, excerpt) {
