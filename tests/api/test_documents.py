@@ -330,6 +330,9 @@ def multipart_body(disposition: str, data: bytes) -> bytes:
      "filename=\"Uber Bericht.txt\"; filename*=utf-8'de'%C3%9Cber%20Bericht.txt",  # beside an ASCII stand-in
      "filename*0*=UTF-8''%C3%9Cber; filename*1*=%20Bericht.txt",  # in continuations (RFC 2231)
      "filename*=''%C3%9Cber%20Bericht.txt",  # without its charset: UTF-8, as every other name
+     "filename*0=\"\xc3\x9cber\"; filename*1=\" Bericht.txt\"",  # continuations without encoding: plain
+     "filename=\"\xc3\x9cber Bericht.txt\"; filename*=UTF-8''",  # an empty extended one: the plain one
+     "filename=\"\xc3\x9cber Bericht.txt\"; filename*=UTF-8''%DCber%20Bericht.txt",  # not UTF-8: the plain
      "filename=\"\xdcber Bericht.txt\""],  # plain, in Windows-1252 as older clients send it, not UTF-8
 )
 def test_a_filename_given_in_rfc_5987_form_or_legacy_bytes_is_read(client, disposition):
