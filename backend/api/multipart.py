@@ -41,7 +41,7 @@ _MAX_PASSWORD_BYTES = 4 * MAX_PASSWORD_CHARS  # UTF-8
 class ReceivedFile:
     name: str  # its base name (``base_filename``): no path, control or format characters
     data: bytearray = field(default_factory=bytearray)
-    error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
+    error: AxiomError | None = None  # set when the file was refused as it streamed in (too large, no name)
 
 
 @dataclass(slots=True)
@@ -120,7 +120,10 @@ class _FileCollector:
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
             )
         # Never the name as sent: it may hold a path, or a NUL that PostgreSQL cannot keep with a background job.
-        self._current = ReceivedFile(name=base_filename(filename))
+        name = base_filename(filename)
+        # A name that was only a path or unprintable says nothing of the file's type: refused before it is kept,
+        # rather than read (or queued as a job) to fail as the type “”.
+        self._current = ReceivedFile(name=name, error=None if name else _nameless())
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
@@ -170,6 +173,13 @@ def _decoded(name: bytes) -> str:
         return name.decode("utf-8")  # as browsers send a plain name
     except UnicodeDecodeError:
         return name.decode("cp1252", errors="replace")  # as older clients on Windows do
+
+
+def _nameless() -> ValidationFailed:
+    return ValidationFailed(
+        "A file was sent without a name (only a folder, or nothing printable): send it under its file name, such "
+        "as report.pdf, whose extension says its type.", field="files",
+    )
 
 
 def _password_too_long() -> ValidationFailed:

@@ -359,6 +359,21 @@ def test_a_filename_holding_a_nul_goes_to_a_background_job_without_it(client, di
     assert state["status"] == "ready" and state["name"] == "noted.txt"
 
 
+@pytest.mark.parametrize("disposition", ['filename="notes/"', 'filename="\x01"', "filename*=UTF-8''..%2F"])
+@pytest.mark.parametrize("background", ["false", "true"])
+def test_a_file_whose_name_is_no_name_is_refused_at_once(client, disposition, background):
+    """Nothing of the name is left once its path and unprintable characters go: neither read nor queued as a job
+    to fail as the type “”."""
+    body = multipart_body(disposition, b"A note without a name.")
+    response = client.post(
+        f"/chat/nameless/documents?background={background}", content=body,
+        headers={"content-type": "multipart/form-data; boundary=b"},
+    )
+    error = assert_error(response, 400, "VALIDATION_ERROR", field="files")
+    assert "without a name" in error["message"]
+    assert_error(client.get("/chat/nameless/documents"), 404, "NOT_FOUND")
+
+
 @pytest.mark.parametrize(
     ("method", "path", "field"),
     [("GET", "/chat/bad.chat/documents", "chat_id"),
