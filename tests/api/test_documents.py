@@ -121,6 +121,18 @@ def test_a_cancelled_job_is_dismissed_by_a_second_delete(client, server):
     assert_error(client.get(f"/chat/dismissed-late/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
 
 
+def test_a_job_that_found_its_file_already_there_is_dismissed_and_the_document_kept(client):
+    note = ("twice.md", b"# Twice\n\nA note uploaded two times over.")
+    document_id = upload(client, "duplicates", note).json()["uploaded"][0]["id"]
+    job_id = upload(client, "duplicates", note, background="true").json()["jobs"][0]["id"]
+    state, _ = poll_until_finished(client, "duplicates", job_id)
+    assert state["status"] == "ready" and state["document_id"] == document_id
+
+    assert client.delete(f"/chat/duplicates/documents/{job_id}").json() == {"id": job_id, "deleted": True}
+    assert_error(client.get(f"/chat/duplicates/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+    assert client.get(f"/chat/duplicates/documents/{document_id}").json()["status"] == "ready"
+
+
 def test_a_small_file_is_indexed_within_the_request_and_only_once(client):
     notes = ("notes.txt", b"Axolotls regrow their limbs, their hearts and parts of their brains.")
     first = upload(client, "notes", notes)

@@ -138,7 +138,7 @@ def document_state(chat_id: DocumentChatId, doc_id: DocId, services: ServicesDep
     "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted,
     responses={
         200: {"description": "The document deleted; or the job cancelled; or a job that had ended `failed` or "
-              "`cancelled` dismissed (its GET is then a 404)"},
+              "`cancelled`, or `ready` with an earlier upload's document, dismissed (its GET is then a 404)"},
         **error_responses(400, 404, 409),
     },
 )
