@@ -74,7 +74,8 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
         f"1 to {max_files} files ({', '.join(FILE_TYPES_BY_EXTENSION)}) of at most {max_file_bytes} bytes each "
         "(413 when larger); "
         "the type is judged by content (415 when unsupported, 422 when unreadable, or when a PDF needs a password "
-        "that `password` does not give)"
+        "that `password` does not give); each named by its part's `filename` (UTF-8, or RFC 5987 `filename*`), "
+        "of which the base name is kept (400 when nothing is left of it once its path goes)"
     )
 
 
