@@ -4,6 +4,7 @@ servers that are down or never answer."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from backend.config import Settings
+from backend.errors import SynthesisFailed
 from backend.llm.base import GenerationParams, LLMUnavailable
 from backend.llm.factory import build_llm
 from backend.llm.llamacpp import bundled_model_path
@@ -135,6 +137,22 @@ def test_closing_the_stream_early_closes_the_connection(llm: OpenAICompatLLM, se
     assert first_pieces[0] == "["
     assert len(streaming_over) == 1
     assert not streaming_over & established_client_ports(server.port)
+
+
+def test_a_stream_that_ends_before_its_answer_is_a_failure_not_an_empty_answer(
+    llm: OpenAICompatLLM, server: LlamaCppServer, caplog
+) -> None:
+    """llama_cpp.server answers a streamed prompt too long for its context with a 200 and then nothing at all."""
+    too_long = [{"role": "user", "content": "word " * N_CTX}]
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed) as raised:
+        llm.complete(too_long, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+    assert not isinstance(raised.value, LLMUnavailable)
+    assert raised.value.message == "The language model server could not write the answer; try again shortly."
+    # The operator's line: the server's address, and what went wrong there.
+    assert any(server.base_url in r.getMessage() and "ended before it was finished" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_a_server_that_is_down_is_unavailable() -> None:
