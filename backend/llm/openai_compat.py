@@ -65,7 +65,10 @@ class OpenAICompatLLM(CompletesFromStream):
                     data = line.removeprefix(SSE_DATA_PREFIX).strip()
                     if data == SSE_END_OF_STREAM:
                         return
-                    event = json.loads(data)
+                    try:
+                        event = json.loads(data)
+                    except json.JSONDecodeError:  # a proxy's page, or not an OpenAI-compatible server at all
+                        raise server_failed(self.name, self._base_url, f"not JSON: {data[:200]!r}") from None
                     finished = finished or _finish_reason(event) is not None
                     piece = self._piece_of(event)
                     if piece:
