@@ -41,7 +41,7 @@ _MAX_PASSWORD_BYTES = 4 * MAX_PASSWORD_CHARS  # UTF-8
 class ReceivedFile:
     name: str  # its base name (``base_filename``): no path, control or format characters
     data: bytearray = field(default_factory=bytearray)
-    error: AxiomError | None = None  # set when the file was refused while it streamed in (too large)
+    error: AxiomError | None = None  # set when the file was refused as it streamed in (too large, no name)
 
 
 @dataclass(slots=True)
@@ -120,7 +120,10 @@ class _FileCollector:
                 f"At most {self._max_files} files can be uploaded at once.", field="files", max_files=self._max_files
             )
         # Never the name as sent: it may hold a path, or a NUL that PostgreSQL cannot keep with a background job.
-        self._current = ReceivedFile(name=base_filename(filename))
+        name = base_filename(filename)
+        # A name that was only a path or unprintable says nothing of the file's type: refused before it is kept,
+        # rather than read (or queued as a job) to fail as the type “”.
+        self._current = ReceivedFile(name=name, error=None if name else _nameless())
         self.files.append(self._current)
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:
@@ -142,22 +145,41 @@ class _FileCollector:
 def _filename(disposition: bytes, options: dict[bytes, bytes]) -> str | None:
     """A part's filename ("" for a file input left empty), None for a plain form field. python-multipart reads
     only the plain ``filename`` (RFC 7578 forbids RFC 5987/2231's ``filename*=UTF-8''…`` in a form), but some
-    clients send a name beyond ASCII that way, alone or beside an ASCII stand-in: the standard library's MIME
-    parameter parser decodes it (continuations too), and it is preferred, as RFC 6266 prefers it."""
-    if b"*" in disposition:
-        header = Message()
-        header["content-disposition"] = disposition.decode("latin-1")
-        for name, value in header.get_params([], header="content-disposition"):
-            if name == "filename" and isinstance(value, tuple):  # (charset, language, text): the extended form
-                charset, language, text = value
-                return collapse_rfc2231_value((charset or "utf-8", language, text), errors="replace")
-    if b"filename" not in options:
-        return None
-    raw = options[b"filename"]
+    clients send a name beyond ASCII that way, alone or beside an ASCII stand-in, or split into continuations
+    (``filename*0=…; filename*1=…``): the standard library's MIME parameter parser reads those. The extended form
+    is preferred, as RFC 6266 prefers it, unless it is empty or not in the charset it names while a plain name is
+    there."""
+    plain = _decoded(options[b"filename"]) if b"filename" in options else None
+    if b"*" not in disposition:
+        return plain
+    header = Message()
+    header["content-disposition"] = disposition.decode("latin-1")
+    # The plain parameters come first, then the RFC 2231 ones (continuations joined): the last "filename" is those.
+    value = dict(header.get_params([], header="content-disposition")).get("filename")
+    if isinstance(value, tuple):  # (charset, language, text): the extended form
+        charset, language, text = value
+        extended = (charset or "utf-8", language, text)
+        try:
+            return collapse_rfc2231_value(extended, errors="strict") or plain
+        except UnicodeDecodeError:
+            return plain or collapse_rfc2231_value(extended, errors="replace")
+    if plain is None and value is not None:  # continuations none of them encoded: the plain name in pieces
+        return _decoded(value.encode("latin-1"))
+    return plain
+
+
+def _decoded(name: bytes) -> str:
     try:
-        return raw.decode("utf-8")  # as browsers send a plain name
+        return name.decode("utf-8")  # as browsers send a plain name
     except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")  # as older clients on Windows do
+        return name.decode("cp1252", errors="replace")  # as older clients on Windows do
+
+
+def _nameless() -> ValidationFailed:
+    return ValidationFailed(
+        "A file was sent without a name (only a folder, or nothing printable): send it under its file name, such "
+        "as report.pdf, whose extension says its type.", field="files",
+    )
 
 
 def _password_too_long() -> ValidationFailed:

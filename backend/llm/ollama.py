@@ -56,11 +56,15 @@ class OllamaLLM(CompletesFromStream):
             options=options,
         )
         try:
+            finished = False
             for response in responses:
                 if cancelled is not None and cancelled():
                     return
+                finished = finished or bool(response.done)
                 if response.message.content:
                     yield response.message.content
+            if not finished:  # cut short (the connection closed mid-answer): not an answer
+                raise server_failed(self.name, self._base_url, "the answer's stream ended before it was finished")
         # The client lets httpx's errors through while streaming and wraps them in ConnectionError otherwise.
         except (httpx.TransportError, ConnectionError) as error:
             raise server_did_not_answer(self.name, self._base_url, error) from error

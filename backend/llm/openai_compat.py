@@ -56,6 +56,7 @@ class OpenAICompatLLM(CompletesFromStream):
                     raise server_failed(
                         self.name, self._base_url, f"HTTP {reply.status_code}: {reply.text}", status=reply.status_code
                     )
+                finished = False
                 for line in reply.iter_lines():
                     if cancelled is not None and cancelled():
                         return
@@ -64,9 +65,20 @@ class OpenAICompatLLM(CompletesFromStream):
                     data = line.removeprefix(SSE_DATA_PREFIX).strip()
                     if data == SSE_END_OF_STREAM:
                         return
-                    piece = self._piece_of(json.loads(data))
+                    try:
+                        event = json.loads(data)
+                    except json.JSONDecodeError:  # a proxy's page, or not an OpenAI-compatible server at all
+                        raise server_failed(self.name, self._base_url, f"not JSON: {data[:200]!r}") from None
+                    finished = finished or _finish_reason(event) is not None
+                    piece = self._piece_of(event)
                     if piece:
                         yield piece
+                if not finished:
+                    # Cut short: the server failed after its 200 (llama_cpp.server sends nothing more when a prompt
+                    # is too long for its context), or the connection was closed cleanly mid-answer. Not an answer.
+                    raise server_failed(
+                        self.name, self._base_url, "the answer's stream ended before it was finished ([DONE])"
+                    )
         except httpx.TransportError as error:
             raise server_did_not_answer(self.name, self._base_url, error) from error
 
@@ -91,3 +103,9 @@ class OpenAICompatLLM(CompletesFromStream):
             raise server_failed(self.name, self._base_url, f"mid-answer: {event['error']}")
         choices = event.get("choices") or [{}]
         return choices[0].get("delta", {}).get("content")
+
+
+def _finish_reason(event: dict[str, Any]) -> str | None:
+    """Why the answer ended ("stop", "length", …), on its last chunk; None on every other."""
+    choices = event.get("choices") or [{}]
+    return choices[0].get("finish_reason")

@@ -121,6 +121,18 @@ def test_a_cancelled_job_is_dismissed_by_a_second_delete(client, server):
     assert_error(client.get(f"/chat/dismissed-late/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
 
 
+def test_a_job_that_found_its_file_already_there_is_dismissed_and_the_document_kept(client):
+    note = ("twice.md", b"# Twice\n\nA note uploaded two times over.")
+    document_id = upload(client, "duplicates", note).json()["uploaded"][0]["id"]
+    job_id = upload(client, "duplicates", note, background="true").json()["jobs"][0]["id"]
+    state, _ = poll_until_finished(client, "duplicates", job_id)
+    assert state["status"] == "ready" and state["document_id"] == document_id
+
+    assert client.delete(f"/chat/duplicates/documents/{job_id}").json() == {"id": job_id, "deleted": True}
+    assert_error(client.get(f"/chat/duplicates/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+    assert client.get(f"/chat/duplicates/documents/{document_id}").json()["status"] == "ready"
+
+
 def test_a_small_file_is_indexed_within_the_request_and_only_once(client):
     notes = ("notes.txt", b"Axolotls regrow their limbs, their hearts and parts of their brains.")
     first = upload(client, "notes", notes)
@@ -330,6 +342,9 @@ def multipart_body(disposition: str, data: bytes) -> bytes:
      "filename=\"Uber Bericht.txt\"; filename*=utf-8'de'%C3%9Cber%20Bericht.txt",  # beside an ASCII stand-in
      "filename*0*=UTF-8''%C3%9Cber; filename*1*=%20Bericht.txt",  # in continuations (RFC 2231)
      "filename*=''%C3%9Cber%20Bericht.txt",  # without its charset: UTF-8, as every other name
+     "filename*0=\"\xc3\x9cber\"; filename*1=\" Bericht.txt\"",  # continuations without encoding: plain
+     "filename=\"\xc3\x9cber Bericht.txt\"; filename*=UTF-8''",  # an empty extended one: the plain one
+     "filename=\"\xc3\x9cber Bericht.txt\"; filename*=UTF-8''%DCber%20Bericht.txt",  # not UTF-8: the plain
      "filename=\"\xdcber Bericht.txt\""],  # plain, in Windows-1252 as older clients send it, not UTF-8
 )
 def test_a_filename_given_in_rfc_5987_form_or_legacy_bytes_is_read(client, disposition):
@@ -354,6 +369,21 @@ def test_a_filename_holding_a_nul_goes_to_a_background_job_without_it(client, di
     assert job["name"] == "noted.txt"
     state, _ = poll_until_finished(client, "nul-names", job["id"])
     assert state["status"] == "ready" and state["name"] == "noted.txt"
+
+
+@pytest.mark.parametrize("disposition", ['filename="notes/"', 'filename="\x01"', "filename*=UTF-8''..%2F"])
+@pytest.mark.parametrize("background", ["false", "true"])
+def test_a_file_whose_name_is_no_name_is_refused_at_once(client, disposition, background):
+    """Nothing of the name is left once its path and unprintable characters go: neither read nor queued as a job
+    to fail as the type “”."""
+    body = multipart_body(disposition, b"A note without a name.")
+    response = client.post(
+        f"/chat/nameless/documents?background={background}", content=body,
+        headers={"content-type": "multipart/form-data; boundary=b"},
+    )
+    error = assert_error(response, 400, "VALIDATION_ERROR", field="files")
+    assert "without a name" in error["message"]
+    assert_error(client.get("/chat/nameless/documents"), 404, "NOT_FOUND")
 
 
 @pytest.mark.parametrize(

@@ -109,8 +109,9 @@ def test_stream_is_a_boolean_not_anything_truthy(server, stream):
     assert_error(response, 400, "VALIDATION_ERROR", field="stream")
 
 
-def test_more_than_one_choice_is_400_not_one_choice_answered_as_all(server):
-    body = {"model": "axiom", "n": 2, "messages": [{"role": "user", "content": "hi"}]}
+@pytest.mark.parametrize("n", [2, 0])
+def test_more_than_one_choice_is_400_not_one_choice_answered_as_all(server, n):
+    body = {"model": "axiom", "n": n, "messages": [{"role": "user", "content": "hi"}]}
     response = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=600)
     assert_error(response, 400, "VALIDATION_ERROR", field="n")
     document = httpx.get(f"{server.url}/openapi.json").json()

@@ -54,6 +54,7 @@ def test_the_document_declares_the_constraints_the_code_enforces(server):
     upload = paths["/chat/{chat_id}/documents"]["post"]["requestBody"]["content"]["multipart/form-data"]
     files = upload["schema"]["properties"]["files"]
     assert (files["minItems"], files["maxItems"], files["items"]["maxLength"]) == (1, MAX_FILES, MAX_UPLOAD_BYTES)
+    assert "filename*" in files["description"] and "400" in files["description"]
     password = upload["schema"]["properties"]["password"]
     assert (password["type"], password["format"], password["maxLength"]) == ("string", "password", 1024)
     # Invalid input is the contract's 400, never FastAPI's 422 (which only uploads declare: an unreadable file).

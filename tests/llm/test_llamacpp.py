@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 
 import pytest
@@ -133,13 +134,16 @@ def test_a_model_making_no_progress_is_unavailable_and_its_worker_is_joined_befo
     assert tokens_in_context(impatient) < STOPPED_GENERATION_TOKEN_BOUND
 
 
-def test_a_model_error_is_a_synthesis_failure_and_frees_the_model(llm: LlamaCppLLM) -> None:
+def test_a_model_error_is_a_synthesis_failure_and_frees_the_model(llm: LlamaCppLLM, caplog) -> None:
     too_long = [{"role": "user", "content": "word " * N_CTX}]
 
-    with pytest.raises(SynthesisFailed, match="exceed context window") as raised:
+    with caplog.at_level(logging.ERROR), pytest.raises(SynthesisFailed) as raised:
         llm.complete(too_long, GenerationParams(max_tokens=TEST_MAX_TOKENS))
 
     assert not isinstance(raised.value, LLMUnavailable)
+    # What llama.cpp said is the operator's, in the log; the asker reads a plain sentence.
+    assert raised.value.message == "The language model failed while writing the answer; try again shortly."
+    assert any(r.exc_info and "exceed context window" in str(r.exc_info[1]) for r in caplog.records)
     wait_for_workers_to_end()
     assert llm.complete(COUNTING_PROMPT, GenerationParams(max_tokens=TEST_MAX_TOKENS))
 

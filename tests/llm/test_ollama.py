@@ -41,6 +41,7 @@ class Script:
     seconds_between_lines: float = 0.0
     never_answer: bool = False
     error: tuple[int, str] | None = None
+    cut_short: bool = False  # the connection closed before the last line, "done": true
 
 
 class OllamaChatHandler(BaseHTTPRequestHandler):
@@ -69,7 +70,9 @@ class OllamaChatHandler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/x-ndjson")
         self.end_headers()
-        lines = [self._line(piece, done=False) for piece in script.pieces] + [self._line("", done=True)]
+        lines = [self._line(piece, done=False) for piece in script.pieces]
+        if not script.cut_short:
+            lines.append(self._line("", done=True))
         try:
             for line in lines:
                 self.wfile.write(json.dumps(line).encode() + b"\n")
@@ -193,6 +196,17 @@ def test_an_error_from_the_server_is_a_synthesis_failure_not_unavailability(stan
     # The server's address and its words are the operator's, in the log; the asker reads a plain sentence.
     assert stand_in.url.removeprefix("http://") not in raised.value.message and "not found" not in raised.value.message
     assert any(stand_in.url in r.getMessage() and "not found" in r.getMessage() for r in caplog.records)
+
+
+def test_a_stream_cut_short_is_a_failure_not_a_short_answer(stand_in: StandInOllama, caplog) -> None:
+    stand_in.script.cut_short = True
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed) as raised:
+        ollama_at(stand_in.url).complete(COUNTING_PROMPT, GenerationParams())
+
+    assert raised.value.message == "The language model server could not write the answer; try again shortly."
+    assert any(stand_in.url in r.getMessage() and "ended before it was finished" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_token_count_is_a_rough_estimate_that_grows_with_the_text() -> None:

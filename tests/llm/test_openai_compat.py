@@ -4,18 +4,22 @@ servers that are down or never answer."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 
 from backend.config import Settings
+from backend.errors import SynthesisFailed
 from backend.llm.base import GenerationParams, LLMUnavailable
 from backend.llm.factory import build_llm
 from backend.llm.llamacpp import bundled_model_path
@@ -135,6 +139,56 @@ def test_closing_the_stream_early_closes_the_connection(llm: OpenAICompatLLM, se
     assert first_pieces[0] == "["
     assert len(streaming_over) == 1
     assert not streaming_over & established_client_ports(server.port)
+
+
+def test_a_stream_that_ends_before_its_answer_is_a_failure_not_an_empty_answer(
+    llm: OpenAICompatLLM, server: LlamaCppServer, caplog
+) -> None:
+    """llama_cpp.server answers a streamed prompt too long for its context with a 200 and then nothing at all."""
+    too_long = [{"role": "user", "content": "word " * N_CTX}]
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed) as raised:
+        llm.complete(too_long, GenerationParams(max_tokens=TEST_MAX_TOKENS))
+
+    assert not isinstance(raised.value, LLMUnavailable)
+    assert raised.value.message == "The language model server could not write the answer; try again shortly."
+    # The operator's line: the server's address, and what went wrong there.
+    assert any(server.base_url in r.getMessage() and "ended before it was finished" in r.getMessage()
+               for r in caplog.records)
+
+
+@pytest.fixture
+def garbling_server_url() -> Iterator[str]:
+    """A STAND-IN (no real server sends this): a 200 event stream whose data is not JSON, as a proxy's page."""
+
+    class Garbling(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b"data: <html>Bad gateway</html>\n\n")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Garbling)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_stream_that_is_not_json_is_a_synthesis_failure(garbling_server_url: str, caplog) -> None:
+    llm = OpenAICompatLLM(garbling_server_url, "any", api_key=None, context_window=N_CTX, timeout=READ_TIMEOUT_S)
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed) as raised:
+        llm.complete(COUNTING_PROMPT, GenerationParams())
+
+    assert raised.value.message == "The language model server could not write the answer; try again shortly."
+    assert any(garbling_server_url in r.getMessage() and "Bad gateway" in r.getMessage() for r in caplog.records)
 
 
 def test_a_server_that_is_down_is_unavailable() -> None:

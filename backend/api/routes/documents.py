@@ -74,7 +74,8 @@ def declare_upload_limits(openapi: dict[str, Any], *, max_files: int, max_file_b
         f"1 to {max_files} files ({', '.join(FILE_TYPES_BY_EXTENSION)}) of at most {max_file_bytes} bytes each "
         "(413 when larger); "
         "the type is judged by content (415 when unsupported, 422 when unreadable, or when a PDF needs a password "
-        "that `password` does not give)"
+        "that `password` does not give); each named by its part's `filename` (UTF-8, or RFC 5987 `filename*`), "
+        "of which the base name is kept (400 when nothing is left of it once its path goes)"
     )
 
 
@@ -138,7 +139,7 @@ def document_state(chat_id: DocumentChatId, doc_id: DocId, services: ServicesDep
     "/chat/{chat_id}/documents/{doc_id}", response_model=DocumentDeleted,
     responses={
         200: {"description": "The document deleted; or the job cancelled; or a job that had ended `failed` or "
-              "`cancelled` dismissed (its GET is then a 404)"},
+              "`cancelled`, or `ready` with an earlier upload's document, dismissed (its GET is then a 404)"},
         **error_responses(400, 404, 409),
     },
 )
