@@ -190,6 +190,26 @@ def test_serve_stopped_by_sigterm_closes_its_services(tmp_path: Path) -> None:
     assert "Application shutdown complete" in output and "Traceback" not in output and "leaked" not in output
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stopped_while_its_model_loads_stops_once_built_without_serving(stop, tmp_path: Path) -> None:
+    """Raised at once, the signal would land in llama.cpp's log callback, where ctypes drops it, and the server
+    would start anyway (found so half the times, SIGTERM and Ctrl+C alike): it is acted on once the services
+    are built, which are then closed."""
+    port = free_port()
+    with _serving(tmp_path, _environment(tmp_path / "data"), port) as (process, log_path):
+        wait_for(lambda: _logged(log_path, process, "") and _loading_the_model(process.pid), "the model to load")
+        process.send_signal(stop)
+        assert process.wait(timeout=120) == 128 + stop
+    output = log_path.read_text()
+    assert "Stopping once the services are built" in output
+    assert "Application startup" not in output and "Traceback" not in output, output[-3000:]
+
+
+def _loading_the_model(pid: int) -> bool:
+    """llama.cpp maps the model's file as it loads it."""
+    return ".gguf" in Path(f"/proc/{pid}/maps").read_text()
+
+
 def _children(pid: int) -> list[int]:
     return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
             for child in (task / "children").read_text().split()]
