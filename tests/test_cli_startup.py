@@ -269,6 +269,20 @@ def test_a_command_meeting_an_unreachable_chroma_server_says_so_in_one_line(comm
     _assert_one_clear_line(run, f"The Chroma server at 127.0.0.1:{port} is unreachable", "AXIOM_CHROMA_PORT")
 
 
+def test_a_chroma_server_at_an_ipv6_address_is_used(tmp_path: Path) -> None:
+    chroma = start_chroma_server(tmp_path, host="::1")
+    try:
+        notes = tmp_path / "notes.txt"
+        notes.write_text(NOTES)
+        environment = _environment(tmp_path / "data", AXIOM_CHROMA_HOST="::1", AXIOM_CHROMA_PORT=str(chroma.port))
+        run = _axiom(tmp_path, environment, "ingest", "--chat", "notes", str(notes))
+        assert run.returncode == 0, run.stderr[-3000:]
+        run = _axiom(tmp_path, environment, "search", "--chat", "notes", "regrow limbs")
+        assert run.returncode == 0 and "Axolotls" in run.stdout, run.stderr[-3000:]
+    finally:
+        chroma.stop()
+
+
 def test_a_misspelt_setting_is_named_with_the_one_meant(tmp_path: Path) -> None:
     """Ignored, as any variable that is no setting, but said: else the chats would go to SQLite unnoticed."""
     (tmp_path / ".env").write_text("AXIOM_CHROMA_HOSTNAME=chroma\n")
