@@ -51,6 +51,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         stopping.stop_if_asked()
         app = create_app(settings, services=services, api_settings=api_settings)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        stopping.stop_if_asked()  # uvicorn.run swallows the KeyboardInterrupt of a Ctrl+C it raised again
     finally:
         services.close()
     return 0

@@ -71,6 +71,8 @@ def check_port(host: str, port: int) -> None:
             continue
         with probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: "::" is IPv6 alone, whoever holds the port on IPv4
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             try:
                 probe.bind(address)
                 bound = True

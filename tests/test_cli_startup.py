@@ -119,10 +119,14 @@ def _logged(log_path: Path, process: subprocess.Popen, words: str) -> bool:
 
 
 def _healthy(port: int, process: subprocess.Popen, log_path: Path) -> bool:
+    return _healthy_at(f"http://127.0.0.1:{port}", process, log_path)
+
+
+def _healthy_at(base_url: str, process: subprocess.Popen, log_path: Path) -> bool:
     if process.poll() is not None:
         raise AssertionError(f"serve exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        return httpx.get(f"{base_url}/health").status_code == 200
     except httpx.TransportError:
         return False
 
@@ -302,6 +306,26 @@ def test_serve_on_a_port_in_use_says_so_before_loading_anything(tmp_path: Path) 
         run = _axiom(tmp_path, _environment(tmp_path / "data"), "serve", "--port", str(port))
     _assert_one_clear_line(run, f"Cannot listen on 127.0.0.1:{port}: the port is already in use", "--port")
     assert not (tmp_path / "data").exists()
+
+
+def test_serve_on_ipv6_alone_shares_its_port_with_an_ipv4_server(tmp_path: Path) -> None:
+    """As uvicorn binds it, "::" is IPv6 alone: a port another program holds on IPv4 is no hindrance."""
+    with socket.socket() as ipv4:
+        ipv4.bind(("0.0.0.0", 0))
+        ipv4.listen()
+        port = ipv4.getsockname()[1]
+        environment = _environment(tmp_path / "data", AXIOM_AUTH="none")
+        log_path = tmp_path / "serve.log"
+        with log_path.open("ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "backend.cli", "serve", "--host", "::", "--port", str(port)], cwd=tmp_path,
+                env=environment, stdout=log, stderr=subprocess.STDOUT,
+            )
+        try:
+            wait_for(lambda: _healthy_at(f"http://[::1]:{port}", process, log_path), "serve to answer on IPv6")
+        finally:
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=120) == 130
 
 
 def test_serve_on_an_address_this_machine_lacks_says_so(tmp_path: Path) -> None:
