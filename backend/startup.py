@@ -194,6 +194,12 @@ def _database_problem(engine: Engine) -> str | None:
             return None
     except exc.OperationalError as error:
         return one_line(error.orig)
+    except exc.DBAPIError as error:  # the URL itself is wrong (invalid connection option "foo"): no wait mends it
+        where = shown_url(engine.url)
+        raise DatabaseUnavailable(
+            f"The database {where} cannot be connected to ({one_line(error.orig)}). Check AXIOM_DATABASE_URL.",
+            database=where,
+        ) from error
 
 
 def _chroma_problem(address: str, timeout_seconds: float) -> str | None:

@@ -149,6 +149,15 @@ def test_serve_gives_up_on_a_server_that_stays_down_with_one_line(server: str, t
     assert not (tmp_path / "data").exists()  # nothing was opened
 
 
+def test_serve_given_a_database_url_with_a_wrong_option_says_so_at_once(tmp_path: Path) -> None:
+    """Waiting would not mend it: one line at once, not a traceback."""
+    url = f"postgresql://axiom:{PASSWORD}@127.0.0.1:{_closed_port()}/axiom?no_such_option=1"
+    environment = _environment(tmp_path / "data", AXIOM_DATABASE_URL=url, AXIOM_STARTUP_WAIT_SECONDS="600")
+    run = _axiom(tmp_path, environment, "serve", "--port", str(free_port()))
+    _assert_one_clear_line(run, 'invalid connection option "no_such_option"', "AXIOM_DATABASE_URL")
+    assert "Waiting" not in run.stderr
+
+
 @pytest.mark.parametrize(
     ("provider", "setting"), [("ollama", "AXIOM_OLLAMA_BASE_URL"), ("openai", "AXIOM_OPENAI_BASE_URL")]
 )
