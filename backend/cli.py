@@ -33,6 +33,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from backend.memory import limit_heap_arenas
     from backend.startup import check_port, wait_for_servers, warn_if_the_model_server_is_away
 
+    stopping = _Stopping()
     # Every check that can fail comes before the models load, and each fails as one line (main): the services
     # are built here, not in the server's start-up, which would print a failure as a traceback.
     api_settings = ApiSettings()
@@ -41,20 +42,46 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     warn_if_the_model_server_is_away(settings)
     check_exposure(args.host, settings)
     limit_heap_arenas(2)  # before the services start their threads (backend/memory.py says why)
-    # SIGTERM (`docker stop`) ends the process by an exit, so the services are closed (their reader processes
-    # too): uvicorn, once it has shut down, raises the signal again for the handler it found, this one.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    services = build_services(settings)
+    stopping.deferring = True
     try:
+        services = build_services(settings)
+    finally:
+        stopping.deferring = False
+    try:
+        stopping.stop_if_asked()
         app = create_app(settings, services=services, api_settings=api_settings)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        stopping.stop_if_asked()  # uvicorn.run swallows the KeyboardInterrupt of a Ctrl+C it raised again
     finally:
         services.close()
     return 0
 
 
-def _exit_on_signal(number: int, _frame) -> None:
-    raise SystemExit(128 + number)
+class _Stopping:
+    """How `axiom serve` ends on SIGTERM (`docker stop`, status 143) or Ctrl+C (130): by an exception, so the
+    services built are closed (their reader processes too); uvicorn, once it has shut down, raises the signal
+    again for this handler. While the services are built a first signal is only remembered, and acted on once
+    they are: raised there, it could land in llama.cpp's log callback as the model loads, where ctypes drops
+    it and the server would start anyway, or halfway through building, which nothing would close."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.deferring = False
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, self._receive)
+
+    def _receive(self, number: int, _frame) -> None:
+        again, self.received = self.received is not None, number
+        if self.deferring and not again:
+            log.warning("Stopping once the services are built (a second signal stops at once)")
+            return
+        self.stop_if_asked()
+
+    def stop_if_asked(self) -> None:
+        if self.received == signal.SIGINT:
+            raise KeyboardInterrupt
+        if self.received is not None:
+            raise SystemExit(128 + self.received)
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:

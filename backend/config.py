@@ -7,6 +7,7 @@ recorded in docs/benchmarks.md says otherwise. Each field can be overridden by a
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -273,8 +274,17 @@ class Settings(BaseSettings):
     @field_validator("chroma_host")
     @classmethod
     def _host_name(cls, host: str | None) -> str | None:
+        if host is None:
+            return host
+        # An IPv6 address is bracketed, as in a URL (http://[::1]:8000): Chroma's client and ours use it so.
+        address = host.removeprefix("[").removesuffix("]")
+        try:
+            ipaddress.IPv6Address(address)
+            return f"[{address}]"
+        except ValueError:
+            pass
         # A URL here ("http://chroma:8000") would be asked for at http://http://chroma:8000:8000.
-        if host is not None and (not host or any(mark in host for mark in ":/ ")):
+        if not host or any(mark in host for mark in ":/ []"):
             raise ValueError("must be a host name or IP address alone (the port goes in AXIOM_CHROMA_PORT)")
         return host
 

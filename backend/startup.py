@@ -71,6 +71,8 @@ def check_port(host: str, port: int) -> None:
             continue
         with probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: "::" is IPv6 alone, whoever holds the port on IPv4
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             try:
                 probe.bind(address)
                 bound = True
@@ -192,6 +194,12 @@ def _database_problem(engine: Engine) -> str | None:
             return None
     except exc.OperationalError as error:
         return one_line(error.orig)
+    except exc.DBAPIError as error:  # the URL itself is wrong (invalid connection option "foo"): no wait mends it
+        where = shown_url(engine.url)
+        raise DatabaseUnavailable(
+            f"The database {where} cannot be connected to ({one_line(error.orig)}). Check AXIOM_DATABASE_URL.",
+            database=where,
+        ) from error
 
 
 def _chroma_problem(address: str, timeout_seconds: float) -> str | None:

@@ -119,10 +119,14 @@ def _logged(log_path: Path, process: subprocess.Popen, words: str) -> bool:
 
 
 def _healthy(port: int, process: subprocess.Popen, log_path: Path) -> bool:
+    return _healthy_at(f"http://127.0.0.1:{port}", process, log_path)
+
+
+def _healthy_at(base_url: str, process: subprocess.Popen, log_path: Path) -> bool:
     if process.poll() is not None:
         raise AssertionError(f"serve exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        return httpx.get(f"{base_url}/health").status_code == 200
     except httpx.TransportError:
         return False
 
@@ -143,6 +147,15 @@ def test_serve_gives_up_on_a_server_that_stays_down_with_one_line(server: str, t
     assert "AXIOM_STARTUP_WAIT_SECONDS" in error
     assert waiting in run.stderr
     assert not (tmp_path / "data").exists()  # nothing was opened
+
+
+def test_serve_given_a_database_url_with_a_wrong_option_says_so_at_once(tmp_path: Path) -> None:
+    """Waiting would not mend it: one line at once, not a traceback."""
+    url = f"postgresql://axiom:{PASSWORD}@127.0.0.1:{_closed_port()}/axiom?no_such_option=1"
+    environment = _environment(tmp_path / "data", AXIOM_DATABASE_URL=url, AXIOM_STARTUP_WAIT_SECONDS="600")
+    run = _axiom(tmp_path, environment, "serve", "--port", str(free_port()))
+    _assert_one_clear_line(run, 'invalid connection option "no_such_option"', "AXIOM_DATABASE_URL")
+    assert "Waiting" not in run.stderr
 
 
 @pytest.mark.parametrize(
@@ -188,6 +201,26 @@ def test_serve_stopped_by_sigterm_closes_its_services(tmp_path: Path) -> None:
     wait_for(lambda: not any(map(_running, children)), "the reader processes to end")
     output = log_path.read_text()
     assert "Application shutdown complete" in output and "Traceback" not in output and "leaked" not in output
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stopped_while_its_model_loads_stops_once_built_without_serving(stop, tmp_path: Path) -> None:
+    """Raised at once, the signal would land in llama.cpp's log callback, where ctypes drops it, and the server
+    would start anyway (found so half the times, SIGTERM and Ctrl+C alike): it is acted on once the services
+    are built, which are then closed."""
+    port = free_port()
+    with _serving(tmp_path, _environment(tmp_path / "data"), port) as (process, log_path):
+        wait_for(lambda: _logged(log_path, process, "") and _loading_the_model(process.pid), "the model to load")
+        process.send_signal(stop)
+        assert process.wait(timeout=120) == 128 + stop
+    output = log_path.read_text()
+    assert "Stopping once the services are built" in output
+    assert "Application startup" not in output and "Traceback" not in output, output[-3000:]
+
+
+def _loading_the_model(pid: int) -> bool:
+    """llama.cpp maps the model's file as it loads it."""
+    return ".gguf" in Path(f"/proc/{pid}/maps").read_text()
 
 
 def _children(pid: int) -> list[int]:
@@ -249,6 +282,20 @@ def test_a_command_meeting_an_unreachable_chroma_server_says_so_in_one_line(comm
     _assert_one_clear_line(run, f"The Chroma server at 127.0.0.1:{port} is unreachable", "AXIOM_CHROMA_PORT")
 
 
+def test_a_chroma_server_at_an_ipv6_address_is_used(tmp_path: Path) -> None:
+    chroma = start_chroma_server(tmp_path, host="::1")
+    try:
+        notes = tmp_path / "notes.txt"
+        notes.write_text(NOTES)
+        environment = _environment(tmp_path / "data", AXIOM_CHROMA_HOST="::1", AXIOM_CHROMA_PORT=str(chroma.port))
+        run = _axiom(tmp_path, environment, "ingest", "--chat", "notes", str(notes))
+        assert run.returncode == 0, run.stderr[-3000:]
+        run = _axiom(tmp_path, environment, "search", "--chat", "notes", "regrow limbs")
+        assert run.returncode == 0 and "Axolotls" in run.stdout, run.stderr[-3000:]
+    finally:
+        chroma.stop()
+
+
 def test_a_misspelt_setting_is_named_with_the_one_meant(tmp_path: Path) -> None:
     """Ignored, as any variable that is no setting, but said: else the chats would go to SQLite unnoticed."""
     (tmp_path / ".env").write_text("AXIOM_CHROMA_HOSTNAME=chroma\n")
@@ -268,6 +315,26 @@ def test_serve_on_a_port_in_use_says_so_before_loading_anything(tmp_path: Path) 
         run = _axiom(tmp_path, _environment(tmp_path / "data"), "serve", "--port", str(port))
     _assert_one_clear_line(run, f"Cannot listen on 127.0.0.1:{port}: the port is already in use", "--port")
     assert not (tmp_path / "data").exists()
+
+
+def test_serve_on_ipv6_alone_shares_its_port_with_an_ipv4_server(tmp_path: Path) -> None:
+    """As uvicorn binds it, "::" is IPv6 alone: a port another program holds on IPv4 is no hindrance."""
+    with socket.socket() as ipv4:
+        ipv4.bind(("0.0.0.0", 0))
+        ipv4.listen()
+        port = ipv4.getsockname()[1]
+        environment = _environment(tmp_path / "data", AXIOM_AUTH="none")
+        log_path = tmp_path / "serve.log"
+        with log_path.open("ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "backend.cli", "serve", "--host", "::", "--port", str(port)], cwd=tmp_path,
+                env=environment, stdout=log, stderr=subprocess.STDOUT,
+            )
+        try:
+            wait_for(lambda: _healthy_at(f"http://[::1]:{port}", process, log_path), "serve to answer on IPv6")
+        finally:
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=120) == 130
 
 
 def test_serve_on_an_address_this_machine_lacks_says_so(tmp_path: Path) -> None:

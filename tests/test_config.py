@@ -47,6 +47,12 @@ def test_a_chroma_host_is_a_host_alone(host: str) -> None:
         Settings(chroma_host=host)
 
 
+@pytest.mark.parametrize(("host", "kept"), [("::1", "[::1]"), ("[fd00::5]", "[fd00::5]"), ("localhost", "localhost"),
+                                           ("10.0.0.5", "10.0.0.5")])
+def test_a_chroma_host_may_be_an_ipv6_address_kept_in_brackets(host: str, kept: str) -> None:
+    assert Settings(chroma_host=host).chroma_host == kept
+
+
 def test_a_chroma_port_is_a_port() -> None:
     assert Settings(chroma_host="chroma", chroma_port=8001).chroma_port == 8001
     with pytest.raises(ValidationError):

@@ -79,9 +79,9 @@ class ChromaServer:
             self.process.wait()
 
 
-def start_chroma_server(data_dir: Path) -> ChromaServer:
+def start_chroma_server(data_dir: Path, host: str = "127.0.0.1") -> ChromaServer:
     """Starts a server persisting under ``data_dir`` and returns once it answers its heartbeat."""
-    return _launch("127.0.0.1", free_port(), data_dir)
+    return _launch(host, free_port(), data_dir)
 
 
 def _launch(host: str, port: int, data_dir: Path) -> ChromaServer:
@@ -97,7 +97,8 @@ def _launch(host: str, port: int, data_dir: Path) -> ChromaServer:
     deadline = started + SERVER_START_TIMEOUT_S
     while time.perf_counter() < deadline and process.poll() is None:
         try:
-            httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
+            in_url = f"[{host}]" if ":" in host else host  # an IPv6 address
+            httpx.get(f"http://{in_url}:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
             server.start_seconds = time.perf_counter() - started
             return server
         except httpx.HTTPError:
