@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 # Seconds between tries: a server starting up takes a few seconds, and a line every two is readable.
 RETRY_SECONDS = 2.0
 _POSTGRESQL_PORT = 5432
+_MODEL_SERVER_CHECK_SECONDS = 5.0
 
 
 class CannotStart(AxiomError):
@@ -153,7 +154,9 @@ def warn_if_the_model_server_is_away(settings: Settings) -> None:
     # Ollama's client, like OLLAMA_HOST, takes a host:port without http://.
     url = (base_url if "://" in base_url else f"http://{base_url}").rstrip("/")
     try:
-        httpx.get(f"{url}/{route}", timeout=settings.llm_first_token_timeout)  # any answer will do, even 401
+        # Any answer will do, even 401; a short bound, as a black-holed address must not hold the start for the
+        # minute a first token may take, and a server too slow for it is only warned of.
+        httpx.get(f"{url}/{route}", timeout=min(_MODEL_SERVER_CHECK_SECONDS, settings.llm_first_token_timeout))
     except httpx.HTTPError as error:
         log.warning(
             "The language model server at %s does not answer (%s): until it does, questions show the "
