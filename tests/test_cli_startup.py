@@ -19,6 +19,7 @@ import pytest
 
 from tests.llm.support import free_port
 from tests.support.chroma_server import start_chroma_server
+from tests.support.serve_process import stop_serving
 from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,13 +64,7 @@ def _serving(cwd: Path, environment: dict[str, str], port: int) -> Iterator[tupl
     try:
         yield process, log_path
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_serving(process)
 
 
 def _closed_port() -> int:

@@ -285,15 +285,21 @@ def test_every_view_passes_the_wcag_21_aa_audit(page: Page, server, held, pdfs, 
     assert not audit.violations, "\n\n".join(audit.violations)
 
 
-def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, server, held, tmp_path) -> None:
+def answer_held_mid_stream(page: Page, server, held, tmp_path) -> str:
+    """A new chat holding the deck, its answer to QUESTION held part-way through; returns the chat's id."""
     held.release.clear()
-    open_new_chat(page, server.url)
+    chat_id = open_new_chat(page, server.url)
     deck = tmp_path / "deck.pptx"
     deck.write_bytes(documents.deck())
     upload(page, deck)
     expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
     ask(page, QUESTION)
     expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    return chat_id
+
+
+def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, server, held, tmp_path) -> None:
+    answer_held_mid_stream(page, server, held, tmp_path)
     # A modal dialog opened meanwhile (here Clear's confirmation) makes the rest of the page inert.
     page.get_by_role("button", name="Clear conversation").click()
     expect(page.locator("#confirm-dialog")).to_be_visible()
@@ -311,14 +317,7 @@ def test_an_answer_ending_behind_an_open_dialog_is_still_heard(page: Page, serve
 
 
 def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path) -> None:
-    held.release.clear()
-    chat_id = open_new_chat(page, server.url)
-    deck = tmp_path / "deck.pptx"
-    deck.write_bytes(documents.deck())
-    upload(page, deck)
-    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
-    ask(page, QUESTION)
-    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    chat_id = answer_held_mid_stream(page, server, held, tmp_path)
     # Left while it is written: it goes on, and is saved, without a word in the chat now open.
     page.locator(".chat-item:not(.current) .chat-select").first.click()
     expect(page.locator(".chat-item.current")).not_to_have_attribute("data-chat-id", chat_id)
@@ -332,14 +331,7 @@ def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path
 
 
 def test_a_stopped_or_failed_answer_is_said_what_became_of_it(page: Page, server, held, tmp_path) -> None:
-    held.release.clear()
-    open_new_chat(page, server.url)
-    deck = tmp_path / "deck.pptx"
-    deck.write_bytes(documents.deck())
-    upload(page, deck)
-    expect(upload_row(page, "deck.pptx")).to_have_attribute("data-state", "ready", timeout=60_000)
-    ask(page, QUESTION)
-    expect(page.locator(".message.assistant.streaming .answer-text")).to_contain_text("The survey counts list")
+    answer_held_mid_stream(page, server, held, tmp_path)
     record_announcements(page)
     page.get_by_role("button", name="Stop generating").click()
     expect(last_answer(page)).to_have_class(re.compile(r"\bstopped\b"))

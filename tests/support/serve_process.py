@@ -50,10 +50,15 @@ def serve_process(
         wait_for(healthy, f"{name} to start", timeout=timeout)
         yield running
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_serving(process)
+
+
+def stop_serving(process: subprocess.Popen) -> None:
+    """Stops a server as Ctrl+C does, then kills it if it is still there after a minute."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
