@@ -58,6 +58,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         built = services or build_services(settings or Settings())
+        built.reader.warm_up()  # first: it may fail (a process not started), before any thread is started
         jobs = IngestJobs(
             built.ingestion, built.jobs, workers=api_settings.ingest_workers,
             lease_seconds=api_settings.ingest_lease_seconds, max_attempts=api_settings.ingest_max_attempts,
@@ -67,7 +68,6 @@ def create_app(
         # An upload another replica was storing when it died is rolled back here (a job, by its next worker), and
         # a document discarded while the vector store was unreachable once it is back.
         sweep = RecoverySweep(built.ingestion, built.jobs, every_seconds=api_settings.ingest_lease_seconds)
-        built.reader.warm_up()
         app.state.services = built
         app.state.api_settings = api_settings
         app.state.jobs = jobs

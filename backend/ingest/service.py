@@ -482,7 +482,9 @@ class IngestionService:
         validate_id(chat_id, field="chat_id")
         validate_id(document_id, field="doc_id")
         with self._chat_locks[chat_id]:
-            if self._documents.get(chat_id, document_id) is None:
+            record = self._documents.get(chat_id, document_id)
+            # A discarded one is a failed or cancelled job's, rolled back by the sweep once the vector store is back.
+            if record is None or record.status == DISCARDED:
                 raise NotFound(f"Document {document_id} was not found in this chat.", doc_id=document_id)
             self.roll_back(chat_id, document_id)
 

@@ -12,6 +12,7 @@ import openpyxl
 import pytest
 
 from backend.api.settings import ApiSettings
+from backend.stores.documents import new_record
 from tests.api.server import serve
 from tests.api.support import assert_error, upload, upload_paths
 from tests.support.postgres import DATABASES
@@ -119,6 +120,24 @@ def test_a_cancelled_job_is_dismissed_by_a_second_delete(client, server):
 
     assert client.delete(f"/chat/dismissed-late/documents/{job_id}").status_code == 200
     assert_error(client.get(f"/chat/dismissed-late/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+
+
+def test_a_dismissed_job_whose_last_try_awaits_the_vector_store_is_gone(client, server):
+    response = upload(client, "dismissed-discarded", ("empty.txt", b""), background="true")
+    job_id = response.json()["jobs"][0]["id"]
+    assert poll_until_finished(client, "dismissed-discarded", job_id)[0]["status"] == "failed"
+    # What a job's last try half-stored while Chroma was unreachable stays as a 'discarded' row under the job's id
+    # until the sweep purges it (IngestionService.discard): written here directly, as no outage can be made.
+    documents = server.services.documents
+    documents.begin(new_record(
+        document_id=job_id, chat_id="dismissed-discarded", filename="empty.txt", sha256="0" * 64,
+        file_type="txt", size_bytes=0, page_count=0,
+    ))
+    assert documents.discard(job_id)
+
+    assert client.delete(f"/chat/dismissed-discarded/documents/{job_id}").status_code == 200
+    assert_error(client.get(f"/chat/dismissed-discarded/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
+    assert_error(client.delete(f"/chat/dismissed-discarded/documents/{job_id}"), 404, "NOT_FOUND", doc_id=job_id)
 
 
 def test_a_job_that_found_its_file_already_there_is_dismissed_and_the_document_kept(client):

@@ -31,6 +31,7 @@ from backend.api.schemas import (
     error_responses,
 )
 from backend.ingest.loaders import FILE_TYPES_BY_EXTENSION
+from backend.stores.documents import DISCARDED
 
 router = APIRouter(tags=["documents"])
 
@@ -130,7 +131,7 @@ def document_state(chat_id: DocumentChatId, doc_id: DocId, services: ServicesDep
         made = services.documents.get(chat_id, job.document_id) if job.document_id else None
         return DocumentState.of_job(job, made)
     record = services.documents.get(chat_id, doc_id)
-    if record is None:
+    if record is None or record.status == DISCARDED:  # a dismissed job's, left to the sweep: never listed either
         raise document_not_found(doc_id)
     return DocumentState.of_record(record)
 
