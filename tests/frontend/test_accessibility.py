@@ -324,7 +324,8 @@ def test_only_the_chat_on_screen_is_announced(page: Page, server, held, tmp_path
     record_announcements(page)
     held.release.set()
     page.wait_for_function(
-        "async (url) => (await (await fetch(url)).json()).messages.length === 2",
+        # A 404 until the exchange is saved, when the answer ends.
+        "async (url) => { const reply = await fetch(url); return reply.ok && (await reply.json()).messages.length === 2; }",
         arg=f"/chat/history/{chat_id}", polling=200, timeout=60_000,
     )
     assert page.evaluate("window.announced") == []
