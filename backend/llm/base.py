@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
+from backend.config import masked_url
 from backend.errors import SynthesisFailed
 
 log = logging.getLogger(__name__)
@@ -43,13 +44,13 @@ class LLMUnavailable(SynthesisFailed):
 # what a person can act on.
 def server_did_not_answer(provider: str, address: str, cause: object) -> LLMUnavailable:
     """A model server that could not be reached, or did not answer in time."""
-    log.warning("the language model server %s (%s) did not answer: %s", address, provider, cause)
+    log.warning("the language model server %s (%s) did not answer: %s", masked_url(address), provider, cause)
     return LLMUnavailable("The language model server did not answer; try again shortly.", provider=provider)
 
 
 def server_failed(provider: str, address: str, cause: object, **details: Any) -> SynthesisFailed:
     """A model server that answered with an error: it refused the request, or failed while writing."""
-    log.warning("the language model server %s (%s) failed: %s", address, provider, cause)
+    log.warning("the language model server %s (%s) failed: %s", masked_url(address), provider, cause)
     return SynthesisFailed(
         "The language model server could not write the answer; try again shortly.", provider=provider, **details
     )

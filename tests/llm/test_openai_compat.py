@@ -191,6 +191,17 @@ def test_a_stream_that_is_not_json_is_a_synthesis_failure(garbling_server_url: s
     assert any(garbling_server_url in r.getMessage() and "Bad gateway" in r.getMessage() for r in caplog.records)
 
 
+def test_a_server_address_is_logged_without_its_password(caplog) -> None:
+    address = f"http://axiom:s3cret@127.0.0.1:{free_port()}/v1"
+    llm = OpenAICompatLLM(address, "any", api_key=None, context_window=N_CTX, timeout=READ_TIMEOUT_S)
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SynthesisFailed):
+        llm.complete(COUNTING_PROMPT, GenerationParams())
+
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "axiom:***@127.0.0.1" in logged and "s3cret" not in logged
+
+
 def test_a_server_that_is_down_is_unavailable() -> None:
     llm = OpenAICompatLLM(
         f"http://127.0.0.1:{free_port()}/v1",
