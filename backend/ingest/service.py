@@ -14,7 +14,8 @@ import hashlib
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -365,11 +366,19 @@ class IngestionService:
         cancel must not wait behind a long upload. A chat whose upload runs keeps its collection, which that upload
         fills or its own roll-back removes."""
         self._remove_document(chat_id, document_id)
-        lock = self._chat_locks[chat_id]
-        if lock.acquire(blocking=False):
-            try:
+        with self._chat_turn_if_free(chat_id) as free:
+            if free:
                 self._remove_collection_if_empty(chat_id)
-            finally:
+
+    @contextmanager
+    def _chat_turn_if_free(self, chat_id: str) -> Iterator[bool]:
+        """Whether the chat's in-process lock was free; if so, it is held while the block runs (never waited for)."""
+        lock = self._chat_locks[chat_id]
+        free = lock.acquire(blocking=False)
+        try:
+            yield free
+        finally:
+            if free:
                 lock.release()
 
     def _remove_document(self, chat_id: str, document_id: str) -> None:
@@ -407,16 +416,13 @@ class IngestionService:
         stores the file again under the same id, which a roll-back of the list read meanwhile would take."""
         purged = []
         for record in self._documents.discarded():
-            lock = self._chat_locks[record.chat_id]
-            if not lock.acquire(blocking=False):
-                continue  # an upload of the chat runs in this process (maybe that retry)
-            try:
+            with self._chat_turn_if_free(record.chat_id) as free:
+                if not free:
+                    continue  # an upload of the chat runs in this process (maybe that retry)
                 with self._documents.left_behind(record, DISCARDED) as still_discarded:
                     if still_discarded:
                         self.roll_back(record.chat_id, record.document_id)
                         purged.append(record.document_id)
-            finally:
-                lock.release()
         return purged
 
     def free_orphans(self, chat_id: str) -> list[str]:
@@ -436,10 +442,9 @@ class IngestionService:
         ids between sweeps, and a job's retry that reuses its document id is never raced. The collection's other
         vectors are not read (``ChromaStore.documents_other_than``); a chat with more documents than one look can
         exclude is left alone."""
-        lock = self._chat_locks[chat_id]
-        if not lock.acquire(blocking=False):
-            return []  # an upload of the chat runs in this process: the next sweep looks
-        try:
+        with self._chat_turn_if_free(chat_id) as free:
+            if not free:
+                return []  # an upload of the chat runs in this process: the next sweep looks
             freed = []
             excluded = self._documents.document_ids(chat_id)
             while len(excluded) < _MOST_DOCUMENTS_EXCLUDED and (
@@ -456,8 +461,6 @@ class IngestionService:
             if freed:
                 self._remove_collection_if_empty(chat_id)
             return freed
-        finally:
-            lock.release()
 
     def free_orphans_from(self, offset: int, count: int) -> int:
         """``free_orphans`` in the chats of up to ``count`` vector collections from the ``offset``-th on (a sweep's
